@@ -1,0 +1,96 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "gatehouse",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "Gatehouse", targets: ["Gatehouse"]),
+        .library(name: "GatehouseAPI", targets: ["GatehouseAPI"]),
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
+        .package(url: "https://github.com/vapor/async-kit.git", from: "1.22.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // Wire types shared by the server and the SDK: Foundation only.
+        .target(name: "GatehouseAPI"),
+        // RFC 9106 in Swift: no listed package offers Argon2 and a system library would break the
+        // two-command set-up.
+        .target(name: "Argon2"),
+        .target(
+            name: "GatehouseCore",
+            dependencies: [
+                "GatehouseAPI", "Argon2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "GatehouseStore",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "AsyncKit", package: "async-kit"),
+            ]
+        ),
+        .target(
+            name: "GatehouseServer",
+            dependencies: [
+                "GatehouseCore", "GatehouseStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")]
+        ),
+        // The client SDK: Foundation and swift-crypto only.
+        .target(
+            name: "Gatehouse",
+            dependencies: ["GatehouseAPI", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .executableTarget(
+            name: "gatehouse",
+            dependencies: [
+                "GatehouseServer", "GatehouseStore", "GatehouseCore", "Argon2",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "GatehouseTesting",
+            dependencies: ["GatehouseCore", "GatehouseServer", "GatehouseStore",
+                           .product(name: "HummingbirdTesting", package: "hummingbird")]
+        ),
+        .testTarget(name: "Argon2Tests", dependencies: ["Argon2"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore", "GatehouseTesting"]),
+        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
+        .testTarget(
+            name: "GatehouseServerTests",
+            dependencies: [
+                "GatehouseServer", "GatehouseTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)

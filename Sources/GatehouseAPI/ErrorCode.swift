@@ -1,0 +1,65 @@
+/// A stable, machine-readable error code shared verbatim by the server and the SDK.
+///
+/// An open struct rather than an enum, so that an app built against an older SDK keeps working
+/// when a newer server answers with a code it has never seen.
+public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public init(from decoder: any Decoder) throws {
+        self.rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public var description: String { rawValue }
+}
+
+extension ErrorCode {
+    // Request shape
+    public static let invalidRequest: ErrorCode = "invalid_request"
+    public static let malformedBody: ErrorCode = "malformed_body"
+    public static let payloadTooLarge: ErrorCode = "payload_too_large"
+    public static let unsupportedMediaType: ErrorCode = "unsupported_media_type"
+    public static let validationFailed: ErrorCode = "validation_failed"
+    public static let notFound: ErrorCode = "not_found"
+    public static let methodNotAllowed: ErrorCode = "method_not_allowed"
+    // Authentication
+    public static let invalidCredentials: ErrorCode = "invalid_credentials"
+    public static let emailNotVerified: ErrorCode = "email_not_verified"
+    public static let accountDisabled: ErrorCode = "account_disabled"
+    public static let unauthorized: ErrorCode = "unauthorized"
+    public static let invalidToken: ErrorCode = "invalid_token"
+    public static let sessionRevoked: ErrorCode = "session_revoked"
+    public static let currentPasswordRequired: ErrorCode = "current_password_required"
+    public static let invalidClient: ErrorCode = "invalid_client"
+    // Accounts
+    public static let alreadyRegistered: ErrorCode = "already_registered"
+    // Codes
+    public static let invalidCode: ErrorCode = "invalid_code"
+    public static let codeExpired: ErrorCode = "code_expired"
+    public static let notEnabled: ErrorCode = "not_enabled"
+    // Capacity
+    public static let rateLimited: ErrorCode = "rate_limited"
+    public static let serverBusy: ErrorCode = "server_busy"
+    public static let internalError: ErrorCode = "internal_error"
+}
+
+/// Field-level error codes carried in ``FieldError/code``.
+extension ErrorCode {
+    public static let required: ErrorCode = "required"
+    public static let tooShort: ErrorCode = "too_short"
+    public static let tooLong: ErrorCode = "too_long"
+    public static let invalidFormat: ErrorCode = "invalid_format"
+    public static let invalidType: ErrorCode = "invalid_type"
+    public static let sameAsEmail: ErrorCode = "same_as_email"
+    public static let invalidValue: ErrorCode = "invalid_value"
+}

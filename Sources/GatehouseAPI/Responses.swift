@@ -1,0 +1,133 @@
+import Foundation
+
+/// The answer of every call that signs a user in.
+public struct TokenResponse: Codable, Hashable, Sendable {
+    public var accessToken: String
+    public var tokenType: String
+    public var expiresIn: Int
+    public var refreshToken: String?
+    public var scope: String?
+    public var idToken: String?
+    public var user: User?
+    public var isNew: Bool?
+
+    public init(
+        accessToken: String, tokenType: String = "Bearer", expiresIn: Int, refreshToken: String?, scope: String?,
+        idToken: String? = nil, user: User? = nil, isNew: Bool? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.scope = scope
+        self.idToken = idToken
+        self.user = user
+        self.isNew = isNew
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case scope, user
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+        case idToken = "id_token"
+        case isNew = "is_new"
+    }
+}
+
+/// `POST /v1/signup` when the email must be verified first.
+public struct SignupPendingResponse: Codable, Hashable, Sendable {
+    public var user: User
+    public var verificationRequired: Bool
+
+    public init(user: User, verificationRequired: Bool = true) {
+        self.user = user
+        self.verificationRequired = verificationRequired
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case user
+        case verificationRequired = "verification_required"
+    }
+}
+
+/// One of the user's sessions, as `GET /v1/me/sessions` lists it.
+public struct SessionInfo: Codable, Hashable, Sendable {
+    public var id: UUID
+    public var clientId: String
+    public var createdAt: Date
+    public var lastUsedAt: Date
+    public var expiresAt: Date
+    public var amr: [String]
+    public var scopes: [String]
+    public var userAgent: String?
+    /// `true` for the session the listing request was made with.
+    public var current: Bool
+
+    public init(
+        id: UUID, clientId: String, createdAt: Date, lastUsedAt: Date, expiresAt: Date, amr: [String],
+        scopes: [String], userAgent: String?, current: Bool
+    ) {
+        self.id = id
+        self.clientId = clientId
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+        self.amr = amr
+        self.scopes = scopes
+        self.userAgent = userAgent
+        self.current = current
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id.uuidString.lowercased(), forKey: .id)  // the contract's lowercase form
+        try c.encode(clientId, forKey: .clientId)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(lastUsedAt, forKey: .lastUsedAt)
+        try c.encode(expiresAt, forKey: .expiresAt)
+        try c.encode(amr, forKey: .amr)
+        try c.encode(scopes, forKey: .scopes)
+        try c.encodeIfPresent(userAgent, forKey: .userAgent)
+        try c.encode(current, forKey: .current)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, amr, scopes, current
+        case clientId = "client_id"
+        case createdAt = "created_at"
+        case lastUsedAt = "last_used_at"
+        case expiresAt = "expires_at"
+        case userAgent = "user_agent"
+    }
+}
+
+/// `GET /v1/me/sessions`.
+public struct SessionList: Codable, Hashable, Sendable {
+    public var sessions: [SessionInfo]
+    public init(sessions: [SessionInfo]) { self.sessions = sessions }
+}
+
+/// RFC 7662 introspection answer.
+public struct IntrospectionResponse: Codable, Hashable, Sendable {
+    public var active: Bool
+    public var scope: String?
+    public var clientId: String?
+    public var sub: String?
+    public var exp: Int?
+    public var iat: Int?
+    public var iss: String?
+    public var aud: String?
+    public var jti: String?
+    public var sid: String?
+    public var tokenType: String?
+
+    public init(active: Bool) { self.active = active }
+
+    private enum CodingKeys: String, CodingKey {
+        case active, scope, sub, exp, iat, iss, aud, jti, sid
+        case clientId = "client_id"
+        case tokenType = "token_type"
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Profile fields a user (or an app on the user's behalf) may set.
+public struct Profile: Codable, Hashable, Sendable {
+    public var name: String?
+    public var givenName: String?
+    public var familyName: String?
+    /// A calendar date, `YYYY-MM-DD`.
+    public var birthdate: String?
+    /// An https URL.
+    public var picture: String?
+    /// A BCP 47 language tag.
+    public var locale: String?
+    public var metadata: [String: JSONValue]?
+
+    public init(
+        name: String? = nil, givenName: String? = nil, familyName: String? = nil, birthdate: String? = nil,
+        picture: String? = nil, locale: String? = nil, metadata: [String: JSONValue]? = nil
+    ) {
+        self.name = name
+        self.givenName = givenName
+        self.familyName = familyName
+        self.birthdate = birthdate
+        self.picture = picture
+        self.locale = locale
+        self.metadata = metadata
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, birthdate, picture, locale, metadata
+        case givenName = "given_name"
+        case familyName = "family_name"
+    }
+}
+
+/// Whether a user may sign in.
+public struct UserState: RawRepresentable, Codable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let active = UserState(rawValue: "active")
+    public static let disabled = UserState(rawValue: "disabled")
+}
+
+/// A user as the API shows it: never with a secret.
+public struct User: Codable, Hashable, Sendable {
+    public var id: UUID
+    public var email: String?
+    public var emailVerified: Bool
+    public var phone: String?
+    public var phoneVerified: Bool
+    public var hasPassword: Bool
+    public var profile: Profile
+    public var state: UserState
+    public var createdAt: Date
+    public var lastLoginAt: Date?
+
+    public init(
+        id: UUID, email: String?, emailVerified: Bool, phone: String?, phoneVerified: Bool, hasPassword: Bool,
+        profile: Profile, state: UserState, createdAt: Date, lastLoginAt: Date?
+    ) {
+        self.id = id
+        self.email = email
+        self.emailVerified = emailVerified
+        self.phone = phone
+        self.phoneVerified = phoneVerified
+        self.hasPassword = hasPassword
+        self.profile = profile
+        self.state = state
+        self.createdAt = createdAt
+        self.lastLoginAt = lastLoginAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id.uuidString.lowercased(), forKey: .id)  // the contract's lowercase form
+        try c.encodeIfPresent(email, forKey: .email)
+        try c.encode(emailVerified, forKey: .emailVerified)
+        try c.encodeIfPresent(phone, forKey: .phone)
+        try c.encode(phoneVerified, forKey: .phoneVerified)
+        try c.encode(hasPassword, forKey: .hasPassword)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(state, forKey: .state)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encodeIfPresent(lastLoginAt, forKey: .lastLoginAt)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, email, phone, profile, state
+        case emailVerified = "email_verified"
+        case phoneVerified = "phone_verified"
+        case hasPassword = "has_password"
+        case createdAt = "created_at"
+        case lastLoginAt = "last_login_at"
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// Client management for the CLI: create, list, show, update, delete.
+public struct ClientAdmin: Sendable {
+    let persistence: any Persistence
+    let clock: any WallClock
+
+    public init(persistence: any Persistence, clock: any WallClock) {
+        self.persistence = persistence
+        self.clock = clock
+    }
+
+    public struct Created: Sendable {
+        public var client: ClientRecord
+        /// Shown once; only its hash is stored.
+        public var secret: String?
+    }
+
+    public func create(
+        id: String?, name: String, kind: ClientRecord.Kind, redirectURIs: [String], scopes: [String],
+        settings: [String], isDefault: Bool = false
+    ) async throws -> Created {
+        guard !name.isEmpty, name.count <= 200 else { throw ClientAdminError.invalid("name must be 1–200 characters") }
+        let clientID = id ?? Self.makeID()
+        guard Self.isValidID(clientID) else {
+            throw ClientAdminError.invalid("client id may hold letters, digits, '-', '_' and '.', up to 100")
+        }
+        for uri in redirectURIs { try Self.validateRedirectURI(uri) }
+        var record = ClientRecord(
+            id: clientID, name: name, kind: kind, redirectURIs: redirectURIs,
+            scopes: scopes.isEmpty ? ClientRecord.defaultScopes : scopes, isDefault: isDefault, createdAt: clock.now())
+        try ClientSettingsParser.apply(settings, to: &record.settings)
+        var secret: String?
+        if kind == .confidential {
+            let fresh = Secrets.token(prefix: "gh_cs_")
+            record.secretHash = Secrets.sha256Hex(fresh)
+            secret = fresh
+        }
+        let toInsert = record
+        do {
+            try await persistence.transaction { try await $0.clients.insert(toInsert) }
+        } catch StoreError.conflict {
+            throw ClientAdminError.invalid("a client with id \(clientID) already exists")
+        }
+        return Created(client: record, secret: secret)
+    }
+
+    public func list() async throws -> [ClientRecord] {
+        try await persistence.read { try await $0.clients.list() }
+    }
+
+    public func show(id: String) async throws -> ClientRecord {
+        guard let client = try await persistence.read({ try await $0.clients.find(id: id) }) else {
+            throw ClientAdminError.notFound(id)
+        }
+        return client
+    }
+
+    public func update(
+        id: String, settings: [String], name: String? = nil, redirectURIs: [String]? = nil, scopes: [String]? = nil
+    ) async throws -> ClientRecord {
+        for uri in redirectURIs ?? [] { try Self.validateRedirectURI(uri) }
+        let now = clock.now()
+        return try await persistence.transaction { stores in
+            guard var client = try await stores.clients.find(id: id) else { throw ClientAdminError.notFound(id) }
+            try ClientSettingsParser.apply(settings, to: &client.settings)
+            if let name { client.name = name }
+            if let redirectURIs { client.redirectURIs = redirectURIs }
+            if let scopes { client.scopes = scopes }
+            client.updatedAt = now
+            try await stores.clients.update(client)
+            return client
+        }
+    }
+
+    public func delete(id: String) async throws {
+        guard try await persistence.transaction({ try await $0.clients.delete(id: id) }) else {
+            throw ClientAdminError.notFound(id)
+        }
+    }
+
+    /// Creates the default public client on an empty database; returns it when it was created now.
+    public func ensureDefault() async throws -> ClientRecord? {
+        if try await persistence.read({ try await $0.clients.findDefault() }) != nil { return nil }
+        return try await create(
+            id: nil, name: "Default app", kind: .public, redirectURIs: [], scopes: [], settings: [], isDefault: true
+        ).client
+    }
+
+    static func makeID() -> String { "gh_c_" + Base64URL.encode(Secrets.randomBytes(12)) }
+
+    static func isValidID(_ id: String) -> Bool {
+        (1...100).contains(id.count) && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+    }
+
+    /// Exact-match URIs: an https URL, a loopback http URL, or a private-use app scheme
+    /// (`com.example.app:/callback`). No wildcards, no fragments.
+    static func validateRedirectURI(_ uri: String) throws {
+        guard uri.count <= 2048, let url = URL(string: uri), let scheme = url.scheme?.lowercased(), url.fragment == nil
+        else { throw ClientAdminError.invalid("redirect URI \(uri) is not a valid absolute URI without fragment") }
+        switch scheme {
+        case "https": return
+        case "http" where ["127.0.0.1", "localhost", "[::1]", "::1"].contains(url.host ?? ""): return
+        case "http", "javascript", "data", "file", "vbscript":
+            throw ClientAdminError.invalid("redirect URI scheme \(scheme) is not allowed (use https, loopback http or an app scheme)")
+        default:
+            guard scheme.contains(".") else {
+                throw ClientAdminError.invalid("app redirect schemes must be reverse-DNS, like com.example.app")
+            }
+        }
+    }
+}
+
+public enum ClientAdminError: Error, CustomStringConvertible, Equatable {
+    case invalid(String)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let why): why
+        case .notFound(let id): "no client with id \(id)"
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Applies `KEY=VALUE` settings from the CLI, rejecting unknown keys and bad values.
+public enum ClientSettingsParser {
+    public static let keys = [
+        "email_verification", "enumeration_protection", "identifier_status", "methods", "required_fields",
+        "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
+        "access_token_ttl", "refresh_token_ttl",
+    ]
+
+    public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "=") else {
+                throw ClientAdminError.invalid("setting \(assignment) must look like KEY=VALUE")
+            }
+            let key = String(assignment[..<eq])
+            let value = String(assignment[assignment.index(after: eq)...])
+            try apply(key: key, value: value, to: &settings)
+        }
+    }
+
+    static func apply(key: String, value: String, to s: inout ClientSettings) throws {
+        func toggle() throws -> ClientSettings.Toggle {
+            guard let t = ClientSettings.Toggle(rawValue: value) else { throw bad(key, "on or off") }
+            return t
+        }
+        func list() -> [String] { value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        func seconds() throws -> Int {
+            guard let n = Int(value), n >= 30, n <= 365 * 24 * 3600 else { throw bad(key, "seconds between 30 and 31536000") }
+            return n
+        }
+        func url() throws -> String? {
+            if value.isEmpty { return nil }
+            guard let u = URL(string: value), ["https", "http"].contains(u.scheme?.lowercased() ?? "") else {
+                throw bad(key, "an http(s) URL")
+            }
+            return value
+        }
+        switch key {
+        case "email_verification":
+            guard let v = ClientSettings.EmailVerification(rawValue: value) else { throw bad(key, "required or off") }
+            s.emailVerification = v
+        case "enumeration_protection": s.enumerationProtection = try toggle()
+        case "identifier_status": s.identifierStatus = try toggle()
+        case "methods":
+            let allowed = ["password", "email_otp", "sms_otp"]
+            let methods = list()
+            guard !methods.isEmpty, methods.allSatisfy(allowed.contains) else {
+                throw bad(key, "a comma-separated subset of \(allowed.joined(separator: ","))")
+            }
+            s.methods = methods
+        case "required_fields":
+            let allowed = ["name", "given_name", "family_name", "birthdate", "picture", "locale", "phone"]
+            let fields = list()
+            guard fields.allSatisfy(allowed.contains) else {
+                throw bad(key, "a comma-separated subset of \(allowed.joined(separator: ","))")
+            }
+            s.requiredFields = fields
+        case "terms_platform_version": s.termsPlatformVersion = value.isEmpty ? nil : value
+        case "terms_platform_url": s.termsPlatformURL = try url()
+        case "terms_client_version": s.termsClientVersion = value.isEmpty ? nil : value
+        case "terms_client_url": s.termsClientURL = try url()
+        case "access_token_ttl": s.accessTokenTTL = try seconds()
+        case "refresh_token_ttl": s.refreshTokenTTL = try seconds()
+        default:
+            throw ClientAdminError.invalid("unknown setting \(key); known: \(keys.joined(separator: ", "))")
+        }
+    }
+
+    static func bad(_ key: String, _ expected: String) -> ClientAdminError {
+        .invalid("\(key) must be \(expected)")
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import GatehouseAPI
+
+/// RFC 7009 revocation, RFC 7662 introspection and the client-credentials grant.
+public struct OAuthFlows: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    /// Revoking either token of a session ends the session (a JWT cannot be recalled on its own, and
+    /// every authenticated route checks the session). Unknown tokens and other clients' tokens are
+    /// ignored with success, as RFC 7009 §2.2 asks.
+    public func revoke(token: String, client: ClientRecord) async throws {
+        let now = services.clock.now()
+        var sessionID: UUID?
+        if token.hasPrefix(RefreshTokenFormat.prefix) {
+            let hash = Secrets.sha256Hex(token)
+            sessionID = try await services.persistence.read { try await $0.refreshTokens.find(hash: hash)?.sessionID }
+        } else if let claims = try? await services.tokens.verify(token), claims.clientID == client.id {
+            sessionID = UUID(uuidString: claims.sid)
+        }
+        guard let sessionID else { return }
+        let clientID = client.id
+        try await services.persistence.transaction { stores in
+            guard let session = try await stores.sessions.find(id: sessionID), session.clientID == clientID else { return }
+            _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .tokenRevoked)
+        }
+    }
+
+    public func introspect(token: String) async throws -> IntrospectionResponse {
+        let now = services.clock.now()
+        if token.hasPrefix(RefreshTokenFormat.prefix) {
+            let hash = Secrets.sha256Hex(token)
+            let found = try await services.persistence.read { stores -> (RefreshTokenRecord, SessionRecord)? in
+                guard let record = try await stores.refreshTokens.find(hash: hash),
+                    let session = try await stores.sessions.find(id: record.sessionID)
+                else { return nil }
+                return (record, session)
+            }
+            guard let (record, session) = found, record.rotatedAt == nil, record.expiresAt > now, session.isLive(at: now)
+            else { return IntrospectionResponse(active: false) }
+            var answer = IntrospectionResponse(active: true)
+            answer.scope = session.scopes.joined(separator: " ")
+            answer.clientId = session.clientID
+            answer.sub = session.userID.uuidString.lowercased()
+            answer.exp = Int(record.expiresAt.timeIntervalSince1970)
+            answer.iat = Int(record.createdAt.timeIntervalSince1970)
+            answer.iss = services.tokens.issuer
+            answer.sid = session.id.uuidString.lowercased()
+            answer.tokenType = "refresh_token"
+            return answer
+        }
+        guard let claims = try? await services.tokens.verify(token) else { return IntrospectionResponse(active: false) }
+        if !claims.sid.isEmpty {
+            guard let sessionID = UUID(uuidString: claims.sid),
+                let session = try await services.persistence.read({ try await $0.sessions.find(id: sessionID) }),
+                session.isLive(at: now)
+            else { return IntrospectionResponse(active: false) }
+        }
+        var answer = IntrospectionResponse(active: true)
+        answer.scope = claims.scope
+        answer.clientId = claims.clientID
+        answer.sub = claims.sub
+        answer.exp = claims.exp
+        answer.iat = claims.iat
+        answer.iss = claims.iss
+        answer.aud = claims.aud
+        answer.jti = claims.jti
+        answer.sid = claims.sid.isEmpty ? nil : claims.sid
+        answer.tokenType = "Bearer"
+        return answer
+    }
+
+    /// A machine token for a confidential client: no user, no session, no refresh token.
+    public func clientCredentials(client: ClientRecord, scope: String?) async throws -> TokenResponse {
+        let scopes = SessionIssuer.grant(requested: scope, client: client).filter { $0 != "openid" && $0 != "offline_access" }
+        let ttl = SessionIssuer(services: services).accessTTL(client)
+        let access = try await services.tokens.issue(
+            subject: client.id, sessionID: "", clientID: client.id, scope: scopes.joined(separator: " "), amr: [],
+            ttl: ttl)
+        return TokenResponse(accessToken: access, expiresIn: ttl, refreshToken: nil, scope: scopes.joined(separator: " "))
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GatehouseAPI
+
+/// `grant_type=refresh_token`: rotation on every use, a short grace for retries, theft detection after it.
+public struct RefreshFlow: Sendable {
+    let services: CoreServices
+    let issuer: SessionIssuer
+
+    public init(services: CoreServices) {
+        self.services = services
+        self.issuer = SessionIssuer(services: services)
+    }
+
+    enum Outcome: Sendable {
+        case rotated(SessionRecord, successor: String)
+        case invalid(String)
+        case reuseDetected
+    }
+
+    /// `client` is the authenticated (or, for public clients, named) client; the token must be its own.
+    public func refresh(token: String, client: ClientRecord, scope: String?) async throws -> TokenResponse {
+        guard token.hasPrefix(RefreshTokenFormat.prefix), token.utf8.count <= 256 else {
+            throw OAuthError.invalidGrant("The refresh token is not valid.")
+        }
+        let hash = Secrets.sha256Hex(token)
+        let now = services.clock.now()
+        let grace = services.settings.refreshReuseGrace
+        let secret = services.secret
+
+        let outcome: Outcome = try await services.persistence.transaction { stores in
+            guard let record = try await stores.refreshTokens.find(hash: hash) else {
+                return .invalid("The refresh token is not valid.")
+            }
+            guard let session = try await stores.sessions.find(id: record.sessionID), session.isLive(at: now) else {
+                return .invalid("The session has ended.")
+            }
+            guard session.clientID == client.id else { return .invalid("The refresh token belongs to another client.") }
+            guard record.expiresAt > now else { return .invalid("The refresh token has expired.") }
+
+            if try await stores.refreshTokens.claimRotation(hash: hash, at: now) {
+                let successor = secret.refreshSuccessor(of: token)
+                try await stores.refreshTokens.insert(
+                    RefreshTokenRecord(
+                        tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash,
+                        createdAt: now, expiresAt: issuer.refreshExpiry(session: session, client: client, now: now)))
+                try await stores.sessions.touch(id: session.id, at: now)
+                return .rotated(session, successor: successor)
+            }
+            // Someone rotated it before us. Re-read: under PostgreSQL's READ COMMITTED the claim waited for
+            // that transaction, so its rotation time is visible now.
+            let rotatedAt = try await stores.refreshTokens.find(hash: hash)?.rotatedAt ?? now
+            if now.timeIntervalSince(rotatedAt) <= grace {
+                return .rotated(session, successor: secret.refreshSuccessor(of: token))
+            }
+            _ = try await stores.sessions.revoke(id: session.id, at: now, reason: .refreshTokenReuse)
+            return .reuseDetected
+        }
+
+        switch outcome {
+        case .invalid(let reason):
+            throw OAuthError.invalidGrant(reason)
+        case .reuseDetected:
+            services.logger.warning("refresh token reuse detected; session revoked", metadata: ["client_id": "\(client.id)"])
+            throw OAuthError.invalidGrant("The refresh token was already used; the session has been revoked.")
+        case .rotated(var session, let successor):
+            if let scope, !scope.isEmpty {
+                // A refresh may narrow the scope (RFC 6749 §6), never widen it.
+                let asked = Set(scope.split(separator: " ").map(String.init))
+                guard asked.isSubset(of: Set(session.scopes)) else {
+                    throw OAuthError.invalidScope("The requested scope exceeds the original grant.")
+                }
+                session.scopes = session.scopes.filter(asked.contains)
+            }
+            return try await issuer.response(
+                session: session, refreshToken: successor, client: client, user: nil, isNew: nil)
+        }
+    }
+}

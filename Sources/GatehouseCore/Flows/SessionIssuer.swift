@@ -1,0 +1,73 @@
+import Foundation
+import GatehouseAPI
+
+/// Starts sessions and mints the tokens of a token response. Shared by every flow that signs a user in.
+public struct SessionIssuer: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    public struct Started: Sendable {
+        public var session: SessionRecord
+        public var refreshToken: String
+    }
+
+    /// Writes a session and its first refresh token; call inside the flow's transaction.
+    public func start(
+        user: UserRecord, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores
+    ) async throws -> Started {
+        let now = services.clock.now()
+        let session = SessionRecord(
+            userID: user.id, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
+            ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(services.settings.sessionLifetime))
+        try await stores.sessions.insert(session)
+        let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
+        try await stores.refreshTokens.insert(
+            RefreshTokenRecord(
+                tokenHash: Secrets.sha256Hex(refreshToken), sessionID: session.id, parentHash: nil, createdAt: now,
+                expiresAt: refreshExpiry(session: session, client: client, now: now)))
+        return Started(session: session, refreshToken: refreshToken)
+    }
+
+    /// Refresh tokens idle out after the client's `refresh_token_ttl`, never later than the session.
+    func refreshExpiry(session: SessionRecord, client: ClientRecord, now: Date) -> Date {
+        min(now.addingTimeInterval(TimeInterval(client.settings.refreshTokenTTL)), session.expiresAt)
+    }
+
+    func accessTTL(_ client: ClientRecord) -> Int {
+        min(max(client.settings.accessTokenTTL, 30), services.settings.maxAccessTokenTTL)
+    }
+
+    /// The token response for a session (access token signed now).
+    public func response(
+        session: SessionRecord, refreshToken: String?, client: ClientRecord, user: UserRecord?, isNew: Bool?,
+        nonce: String? = nil
+    ) async throws -> TokenResponse {
+        let ttl = accessTTL(client)
+        let scope = session.scopes.joined(separator: " ")
+        let access = try await services.tokens.issue(
+            subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
+            clientID: client.id, scope: scope, amr: session.amr, ttl: ttl)
+        var idToken: String?
+        if session.scopes.contains("openid") {
+            idToken = try await services.tokens.issueIDToken(
+                subject: session.userID.uuidString.lowercased(), clientID: client.id,
+                sessionID: session.id.uuidString.lowercased(), authTime: session.createdAt, nonce: nonce,
+                amr: session.amr, email: user?.email, emailVerified: user?.emailVerified, ttl: ttl)
+        }
+        return TokenResponse(
+            accessToken: access, expiresIn: ttl, refreshToken: refreshToken, scope: scope, idToken: idToken,
+            user: user?.wire, isNew: isNew)
+    }
+
+    /// The granted scopes: what was asked for and the client allows; `openid` only when asked for,
+    /// since it adds an ID token.
+    public static func grant(requested: String?, client: ClientRecord) -> [String] {
+        guard let requested, !requested.isEmpty else { return client.scopes.filter { $0 != "openid" } }
+        var granted: [String] = []
+        for scope in requested.split(separator: " ").map(String.init) where client.scopes.contains(scope) {
+            if !granted.contains(scope) { granted.append(scope) }
+        }
+        return granted
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import GatehouseAPI
+
+/// Logout and session management for the signed-in user.
+public struct SessionsFlow: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    public func logout(_ principal: Principal, scope: LogoutScope) async throws {
+        let now = services.clock.now()
+        let sessionID = principal.session.id
+        let userID = principal.user.id
+        try await services.persistence.transaction { stores in
+            switch scope {
+            case .local:
+                _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .logout)
+            case .others:
+                _ = try await stores.sessions.revokeAll(userID: userID, except: sessionID, at: now, reason: .logoutOthers)
+            case .global:
+                _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .logoutGlobal)
+            }
+        }
+    }
+
+    public func list(_ principal: Principal) async throws -> SessionList {
+        let now = services.clock.now()
+        let userID = principal.user.id
+        let sessions = try await services.persistence.read { try await $0.sessions.listLive(userID: userID, now: now) }
+        return SessionList(
+            sessions: sessions.map {
+                SessionInfo(
+                    id: $0.id, clientId: $0.clientID, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt,
+                    expiresAt: $0.expiresAt, amr: $0.amr, scopes: $0.scopes, userAgent: $0.userAgent,
+                    current: $0.id == principal.session.id)
+            })
+    }
+
+    /// Revokes one of the caller's own sessions; another user's id is "not found", not "forbidden".
+    public func revoke(_ principal: Principal, sessionID: UUID) async throws {
+        let now = services.clock.now()
+        let userID = principal.user.id
+        let revoked = try await services.persistence.transaction { stores -> Bool in
+            guard let session = try await stores.sessions.find(id: sessionID), session.userID == userID,
+                session.isLive(at: now)
+            else { return false }
+            return try await stores.sessions.revoke(id: sessionID, at: now, reason: .userRevoked)
+        }
+        guard revoked else { throw GatehouseError.notFound("No such session.") }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GatehouseAPI
+
+/// Sign-up with email and password.
+public struct SignupFlow: Sendable {
+    let services: CoreServices
+    let clients: ClientResolver
+    let issuer: SessionIssuer
+    let verification: VerificationMessages
+
+    public init(services: CoreServices) {
+        self.services = services
+        self.clients = ClientResolver(services: services)
+        self.issuer = SessionIssuer(services: services)
+        self.verification = VerificationMessages(services: services)
+    }
+
+    public enum Outcome: Sendable {
+        case signedIn(TokenResponse)
+        case verificationRequired(User)
+    }
+
+    public func signup(_ request: SignupRequest, meta: RequestMeta) async throws -> Outcome {
+        let client = try await clients.resolve(request.clientId)
+        let now = services.clock.now()
+        var result = ValidationResult()
+        let email = EmailAddress.validate(request.email, into: &result)
+        services.settings.passwordPolicy.validate(request.password, email: email, into: &result)
+        let profile = request.profile ?? Profile()
+        ProfileValidator().validate(profile, now: now, into: &result)
+        let pkce = try validateRedirect(request, client: client, into: &result)
+        guard result.isValid else { throw GatehouseError.validation(result) }
+
+        let hash = try await services.hasher.hash(request.password)
+        let user = UserRecord(
+            email: email, emailVerified: client.settings.emailVerification == .off, profile: profile, createdAt: now,
+            hasPassword: true)
+        let verificationRequired = client.settings.emailVerification == .required
+
+        do {
+            return try await services.persistence.transaction { stores in
+                try await stores.users.insert(user)
+                try await stores.credentials.upsert(
+                    CredentialRecord(userID: user.id, kind: .password, secret: hash, createdAt: now))
+                if verificationRequired {
+                    try await verification.issue(
+                        user: user, client: client, redirectTo: request.redirectTo, pkce: pkce, meta: meta,
+                        stores: stores)
+                    return .verificationRequired(user.wire)
+                }
+                let scopes = SessionIssuer.grant(requested: nil, client: client)
+                let started = try await issuer.start(
+                    user: user, client: client, amr: ["pwd"], scopes: scopes, meta: meta, stores: stores)
+                return .signedIn(
+                    try await issuer.response(
+                        session: started.session, refreshToken: started.refreshToken, client: client, user: user,
+                        isNew: true))
+            }
+        } catch StoreError.conflict {
+            return try await alreadyRegistered(email: email, client: client, meta: meta, now: now)
+        }
+    }
+
+    /// With enumeration protection on and verification required, the answer for a taken address is the
+    /// same 201 as for a new one, and the owner is told by mail. When verification is off a new account
+    /// is signed in at once, so the difference cannot be hidden and the answer is 409.
+    private func alreadyRegistered(email: String, client: ClientRecord, meta: RequestMeta, now: Date) async throws
+        -> Outcome
+    {
+        guard client.settings.enumerationProtection.isOn, client.settings.emailVerification == .required else {
+            throw GatehouseError.alreadyRegistered
+        }
+        try await services.persistence.transaction { stores in
+            try await verification.notifyExistingAccount(email: email, client: client, meta: meta, stores: stores)
+        }
+        let decoy = UserRecord(email: email, createdAt: now, hasPassword: true)
+        return .verificationRequired(decoy.wire)
+    }
+
+    private func validateRedirect(_ request: SignupRequest, client: ClientRecord, into result: inout ValidationResult)
+        throws -> PKCEChallenge?
+    {
+        if let redirect = request.redirectTo, !client.redirectURIs.contains(redirect) {
+            result.invalidate(
+                field: "redirect_to", code: .invalidValue, message: "redirect_to is not registered for this client.")
+        }
+        guard let challenge = request.codeChallenge else {
+            if request.codeChallengeMethod != nil {
+                result.invalidate(field: "code_challenge", code: .required, message: "code_challenge is missing.")
+            }
+            return nil
+        }
+        guard let pkce = PKCEChallenge(challenge: challenge, method: request.codeChallengeMethod ?? "S256") else {
+            result.invalidate(
+                field: "code_challenge", code: .invalidFormat,
+                message: "Use an S256 code_challenge: 43 base64url characters.")
+            return nil
+        }
+        return pkce
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// An application that signs users in.
+public struct ClientRecord: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Mobile apps and SPAs: cannot keep a secret, so PKCE is mandatory.
+        case `public`
+        /// Servers: authenticate with a secret.
+        case confidential
+    }
+
+    public var id: String
+    public var name: String
+    public var kind: Kind
+    /// SHA-256 (hex) of the client secret. The secret is 256 random bits, so a fast hash is enough.
+    public var secretHash: String?
+    public var redirectURIs: [String]
+    public var scopes: [String]
+    public var settings: ClientSettings
+    public var isDefault: Bool
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: String, name: String, kind: Kind, secretHash: String? = nil, redirectURIs: [String] = [],
+        scopes: [String] = ClientRecord.defaultScopes, settings: ClientSettings = ClientSettings(),
+        isDefault: Bool = false, createdAt: Date, updatedAt: Date? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.secretHash = secretHash
+        self.redirectURIs = redirectURIs
+        self.scopes = scopes
+        self.settings = settings
+        self.isDefault = isDefault
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+    }
+
+    public static let defaultScopes = ["openid", "profile", "email", "offline_access"]
+}
+
+/// Per-client settings, as `clients … --set KEY=VALUE` edits them.
+public struct ClientSettings: Sendable, Hashable, Codable {
+    public enum Toggle: String, Sendable, Hashable, Codable {
+        case on, off
+        public var isOn: Bool { self == .on }
+    }
+
+    public enum EmailVerification: String, Sendable, Hashable, Codable {
+        case required, off
+    }
+
+    public var emailVerification: EmailVerification = .required
+    public var enumerationProtection: Toggle = .on
+    public var identifierStatus: Toggle = .off
+    public var methods: [String] = ["password"]
+    public var requiredFields: [String] = []
+    public var termsPlatformVersion: String?
+    public var termsPlatformURL: String?
+    public var termsClientVersion: String?
+    public var termsClientURL: String?
+    public var accessTokenTTL: Int = 900
+    public var refreshTokenTTL: Int = 30 * 24 * 3600
+
+    public init() {}
+
+    private enum CodingKeys: String, CodingKey {
+        case emailVerification = "email_verification"
+        case enumerationProtection = "enumeration_protection"
+        case identifierStatus = "identifier_status"
+        case methods
+        case requiredFields = "required_fields"
+        case termsPlatformVersion = "terms_platform_version"
+        case termsPlatformURL = "terms_platform_url"
+        case termsClientVersion = "terms_client_version"
+        case termsClientURL = "terms_client_url"
+        case accessTokenTTL = "access_token_ttl"
+        case refreshTokenTTL = "refresh_token_ttl"
+    }
+
+    // Tolerant decoding: a row written by an older version lacks newer keys.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = ClientSettings.DefaultValues()
+        emailVerification = try c.decodeIfPresent(EmailVerification.self, forKey: .emailVerification) ?? d.emailVerification
+        enumerationProtection = try c.decodeIfPresent(Toggle.self, forKey: .enumerationProtection) ?? d.enumerationProtection
+        identifierStatus = try c.decodeIfPresent(Toggle.self, forKey: .identifierStatus) ?? d.identifierStatus
+        methods = try c.decodeIfPresent([String].self, forKey: .methods) ?? d.methods
+        requiredFields = try c.decodeIfPresent([String].self, forKey: .requiredFields) ?? d.requiredFields
+        termsPlatformVersion = try c.decodeIfPresent(String.self, forKey: .termsPlatformVersion)
+        termsPlatformURL = try c.decodeIfPresent(String.self, forKey: .termsPlatformURL)
+        termsClientVersion = try c.decodeIfPresent(String.self, forKey: .termsClientVersion)
+        termsClientURL = try c.decodeIfPresent(String.self, forKey: .termsClientURL)
+        accessTokenTTL = try c.decodeIfPresent(Int.self, forKey: .accessTokenTTL) ?? d.accessTokenTTL
+        refreshTokenTTL = try c.decodeIfPresent(Int.self, forKey: .refreshTokenTTL) ?? d.refreshTokenTTL
+    }
+
+    private struct DefaultValues {
+        let emailVerification = EmailVerification.required
+        let enumerationProtection = Toggle.on
+        let identifierStatus = Toggle.off
+        let methods = ["password"]
+        let requiredFields: [String] = []
+        let accessTokenTTL = 900
+        let refreshTokenTTL = 30 * 24 * 3600
+    }
+}

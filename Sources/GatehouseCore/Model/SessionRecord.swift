@@ -1,0 +1,75 @@
+import Foundation
+
+/// One sign-in on one device. Owns a chain of refresh tokens.
+public struct SessionRecord: Sendable, Hashable {
+    public var id: UUID
+    public var userID: UUID
+    public var clientID: String
+    /// How the user proved who they are: `pwd`, `otp`, `recovery`, …
+    public var amr: [String]
+    public var scopes: [String]
+    public var userAgent: String?
+    public var ipAddress: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date
+    /// Absolute expiry: no refresh extends a session past it.
+    public var expiresAt: Date
+    public var revokedAt: Date?
+    public var revokeReason: String?
+
+    public init(
+        id: UUID = UUID(), userID: UUID, clientID: String, amr: [String], scopes: [String], userAgent: String?,
+        ipAddress: String?, createdAt: Date, lastUsedAt: Date? = nil, expiresAt: Date, revokedAt: Date? = nil,
+        revokeReason: String? = nil
+    ) {
+        self.id = id
+        self.userID = userID
+        self.clientID = clientID
+        self.amr = amr
+        self.scopes = scopes
+        self.userAgent = userAgent
+        self.ipAddress = ipAddress
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt ?? createdAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+        self.revokeReason = revokeReason
+    }
+
+    public func isLive(at now: Date) -> Bool { revokedAt == nil && expiresAt > now }
+}
+
+/// Why a session ended, as recorded in `revoke_reason`.
+public enum RevokeReason: String, Sendable {
+    case logout
+    case logoutOthers = "logout_others"
+    case logoutGlobal = "logout_global"
+    case userRevoked = "user_revoked"
+    case refreshTokenReuse = "refresh_token_reuse"
+    case passwordChanged = "password_changed"
+    case tokenRevoked = "token_revoked"
+}
+
+/// One link of a session's refresh-token chain, stored by hash only.
+public struct RefreshTokenRecord: Sendable, Hashable {
+    /// SHA-256 (hex) of the token.
+    public var tokenHash: String
+    public var sessionID: UUID
+    public var parentHash: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// Set when the token was exchanged for its successor.
+    public var rotatedAt: Date?
+
+    public init(
+        tokenHash: String, sessionID: UUID, parentHash: String?, createdAt: Date, expiresAt: Date,
+        rotatedAt: Date? = nil
+    ) {
+        self.tokenHash = tokenHash
+        self.sessionID = sessionID
+        self.parentHash = parentHash
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.rotatedAt = rotatedAt
+    }
+}

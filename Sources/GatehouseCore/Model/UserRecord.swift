@@ -1,0 +1,67 @@
+import Foundation
+import GatehouseAPI
+
+/// A user as stored: the wire `User` plus what only the server may see.
+public struct UserRecord: Sendable, Hashable {
+    public var id: UUID
+    /// Normalized (trimmed, lowercased) so that lookups and uniqueness ignore case.
+    public var email: String?
+    public var emailVerified: Bool
+    public var phone: String?
+    public var phoneVerified: Bool
+    public var profile: Profile
+    public var state: UserState
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var lastLoginAt: Date?
+    /// Filled in by stores that join the credentials table; not a column of `users`.
+    public var hasPassword: Bool
+
+    public init(
+        id: UUID = UUID(), email: String?, emailVerified: Bool = false, phone: String? = nil,
+        phoneVerified: Bool = false, profile: Profile = Profile(), state: UserState = .active, createdAt: Date,
+        updatedAt: Date? = nil, lastLoginAt: Date? = nil, hasPassword: Bool = false
+    ) {
+        self.id = id
+        self.email = email
+        self.emailVerified = emailVerified
+        self.phone = phone
+        self.phoneVerified = phoneVerified
+        self.profile = profile
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+        self.lastLoginAt = lastLoginAt
+        self.hasPassword = hasPassword
+    }
+
+    public var wire: User {
+        User(
+            id: id, email: email, emailVerified: emailVerified, phone: phone, phoneVerified: phoneVerified,
+            hasPassword: hasPassword, profile: profile, state: state, createdAt: createdAt, lastLoginAt: lastLoginAt)
+    }
+}
+
+/// A typed credential: one kind of secret a user can prove (password now; PIN, passkeys later).
+public struct CredentialRecord: Sendable, Hashable {
+    public struct Kind: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let password = Kind(rawValue: "password")
+    }
+
+    public var userID: UUID
+    public var kind: Kind
+    /// A PHC string for passwords: never the secret itself.
+    public var secret: String
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(userID: UUID, kind: Kind, secret: String, createdAt: Date, updatedAt: Date? = nil) {
+        self.userID = userID
+        self.kind = kind
+        self.secret = secret
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+    }
+}

@@ -1,0 +1,40 @@
+import NIOPosix
+import Synchronization
+
+/// A fixed set of threads for CPU-heavy hashing, off the event loops and off Swift's cooperative pool,
+/// so that a login flood cannot starve token refreshes. The queue is bounded: past `maxQueued` waiting
+/// jobs a caller is refused at once (the server answers 503 + `Retry-After`) instead of queueing forever.
+public final class HashingPool: Sendable {
+    private let pool: NIOThreadPool
+    private let inFlight = Mutex(0)
+    public let threads: Int
+    public let maxQueued: Int
+
+    public init(threads: Int, maxQueued: Int) {
+        self.threads = max(1, threads)
+        self.maxQueued = max(0, maxQueued)
+        self.pool = NIOThreadPool(numberOfThreads: self.threads)
+        pool.start()
+    }
+
+    /// Thrown when the queue is full.
+    public struct Saturated: Error {}
+
+    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let admitted = inFlight.withLock { count -> Bool in
+            guard count < threads + maxQueued else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else { throw Saturated() }
+        defer { inFlight.withLock { $0 -= 1 } }
+        return try await pool.runIfActive(work)
+    }
+
+    /// Jobs running or waiting now.
+    public var load: Int { inFlight.withLock { $0 } }
+
+    public func shutdown() async {
+        try? await pool.shutdownGracefully()
+    }
+}

@@ -1,0 +1,80 @@
+import Crypto
+import Foundation
+
+/// The server secret and the keys derived from it. Each use gets its own HKDF-derived key so that
+/// no two purposes share key material.
+public struct ServerSecret: Sendable {
+    private let sealingKey: SymmetricKey
+    private let successorKey: SymmetricKey
+    private let codeKey: SymmetricKey
+
+    public init(bytes: [UInt8]) throws {
+        guard bytes.count >= 32 else { throw ServerSecretError.tooShort }
+        let master = SymmetricKey(data: bytes)
+        func derive(_ info: String) -> SymmetricKey {
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: master, salt: Data("gatehouse".utf8), info: Data(info.utf8), outputByteCount: 32)
+        }
+        sealingKey = derive("seal:v1")
+        successorKey = derive("refresh-successor:v1")
+        codeKey = derive("one-time-code:v1")
+    }
+
+    /// Reads the secret file, creating it (0600, 256 random bits) when missing.
+    public static func loadOrCreate(path: String) throws -> ServerSecret {
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: path) {
+            let fresh = Data(Secrets.randomBytes(32)).base64EncodedString() + "\n"
+            let created = fm.createFile(
+                atPath: path, contents: Data(fresh.utf8), attributes: [.posixPermissions: 0o600])
+            if !created { throw ServerSecretError.unwritable(path) }
+        }
+        guard let contents = fm.contents(atPath: path) else { throw ServerSecretError.unreadable(path) }
+        let text = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let bytes = Data(base64Encoded: text) else { throw ServerSecretError.malformed(path) }
+        return try ServerSecret(bytes: Array(bytes))
+    }
+
+    /// AES-GCM seals `plaintext`; the result is base64 of nonce‖ciphertext‖tag.
+    public func seal(_ plaintext: Data) throws -> String {
+        try AES.GCM.seal(plaintext, using: sealingKey).combined!.base64EncodedString()
+    }
+
+    public func open(_ sealed: String) throws -> Data {
+        guard let combined = Data(base64Encoded: sealed) else { throw ServerSecretError.malformed("sealed box") }
+        return try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: sealingKey)
+    }
+
+    /// The deterministic successor of a refresh token, so a retry inside the grace interval gets the same
+    /// successor without the server ever storing a plaintext token.
+    public func refreshSuccessor(of token: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: successorKey)
+        return RefreshTokenFormat.prefix + Base64URL.encode(Array(mac))
+    }
+
+    /// Keyed hash for short codes: a plain SHA-256 of a 6-digit code is reversed by trying all million.
+    public func codeHash(_ code: String, binding: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data((binding + "\u{0}" + code).utf8), using: codeKey)
+        return Secrets.hex(Array(mac))
+    }
+}
+
+public enum RefreshTokenFormat {
+    public static let prefix = "gh_r_"
+}
+
+public enum ServerSecretError: Error, CustomStringConvertible {
+    case tooShort
+    case unreadable(String)
+    case unwritable(String)
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .tooShort: "the server secret must hold at least 32 bytes"
+        case .unreadable(let p): "cannot read the server secret at \(p)"
+        case .unwritable(let p): "cannot create the server secret at \(p)"
+        case .malformed(let p): "the server secret at \(p) is not base64"
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import JWTKit
+
+/// Issues and verifies access tokens (RFC 9068 JWTs, ES256) and OIDC ID tokens.
+public struct AccessTokens: Sendable {
+    public let keys: SigningKeys
+    public let issuer: String
+    /// Gatehouse is the resource server of its own `/v1` API, so it is the audience.
+    public var audience: String { issuer }
+    private let clock: any WallClock
+
+    public init(keys: SigningKeys, issuer: String, clock: any WallClock) {
+        self.keys = keys
+        self.issuer = issuer
+        self.clock = clock
+    }
+
+    public func issue(
+        subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int
+    ) async throws -> String {
+        let now = Int(clock.now().timeIntervalSince1970)
+        let claims = AccessTokenClaims(
+            iss: issuer, sub: subject, aud: audience, exp: now + ttl, iat: now, jti: UUID().uuidString.lowercased(),
+            clientID: clientID, scope: scope, sid: sessionID, amr: amr)
+        let (kid, signer) = try keys.signer()
+        var header = JWTHeader()
+        header.typ = "at+jwt"
+        return try await signer.sign(claims, kid: JWKIdentifier(string: kid), header: header)
+    }
+
+    public func issueIDToken(
+        subject: String, clientID: String, sessionID: String, authTime: Date, nonce: String?, amr: [String],
+        email: String?, emailVerified: Bool?, ttl: Int
+    ) async throws -> String {
+        let now = Int(clock.now().timeIntervalSince1970)
+        let claims = IDTokenClaims(
+            iss: issuer, sub: subject, aud: clientID, exp: now + ttl, iat: now,
+            authTime: Int(authTime.timeIntervalSince1970), nonce: nonce, amr: amr, sid: sessionID, email: email,
+            emailVerified: emailVerified)
+        let (kid, signer) = try keys.signer()
+        var header = JWTHeader()
+        header.typ = "JWT"
+        return try await signer.sign(claims, kid: JWKIdentifier(string: kid), header: header)
+    }
+
+    /// Signature, algorithm, kid, issuer, audience and lifetime; throws 401 `invalid_token` otherwise.
+    /// Whether the session is still live is the caller's second check.
+    public func verify(_ token: String) async throws -> AccessTokenClaims {
+        let header = try Self.header(of: token)
+        // Only our algorithm and our token type: this is what stops `alg: none` and an HS256 token
+        // "signed" with the public key before any key is touched.
+        guard header.alg == SigningKeys.algorithm, header.typ == "at+jwt" else {
+            throw GatehouseError.unauthorized("The access token is not valid.")
+        }
+        guard let kid = header.kid, let verifier = try await keys.verifier(kid: kid) else {
+            throw GatehouseError.unauthorized("The access token is signed with an unknown key.")
+        }
+        let claims: AccessTokenClaims
+        do {
+            claims = try await verifier.verify(token, as: AccessTokenClaims.self)
+        } catch {
+            throw GatehouseError.unauthorized("The access token is not valid.")
+        }
+        let now = Int(clock.now().timeIntervalSince1970)
+        guard claims.iss == issuer, claims.aud == audience else {
+            throw GatehouseError.unauthorized("The access token was not issued for this server.")
+        }
+        guard claims.exp > now else { throw GatehouseError.unauthorized("The access token has expired.") }
+        guard claims.iat <= now + 60 else { throw GatehouseError.unauthorized("The access token is not valid yet.") }
+        return claims
+    }
+
+    struct Header: Decodable {
+        var alg: String?
+        var typ: String?
+        var kid: String?
+    }
+
+    static func header(of token: String) throws -> Header {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, token.utf8.count <= 8192, let bytes = Base64URL.decode(String(parts[0])),
+            let header = try? JSONDecoder().decode(Header.self, from: Data(bytes))
+        else { throw GatehouseError.unauthorized("The access token is malformed.") }
+        return header
+    }
+}

@@ -1,0 +1,134 @@
+import Crypto
+import Foundation
+import JWTKit
+import Logging
+import Synchronization
+
+/// The signing keys in force: the current one signs, every published one verifies. Kept as an immutable
+/// snapshot so a request never parses a key; reloaded from the database so that `keys rotate` run
+/// elsewhere (another node, the CLI) takes effect everywhere.
+public final class SigningKeys: Sendable {
+    struct Snapshot: Sendable {
+        let currentKID: String
+        let signer: JWTKeyCollection
+        /// One collection per kid, holding only that key: jwt-kit falls back to a default key for an
+        /// unknown kid, and a lookup here must never fall back.
+        let verifiers: [String: JWTKeyCollection]
+        let jwks: Data
+        let loadedAt: Date
+    }
+
+    private let persistence: any Persistence
+    private let secret: ServerSecret
+    private let clock: any WallClock
+    private let snapshot: Mutex<Snapshot?> = Mutex(nil)
+    private let lastMissReload = Mutex(Date.distantPast)
+
+    public static let algorithm = "ES256"
+
+    public init(persistence: any Persistence, secret: ServerSecret, clock: any WallClock) {
+        self.persistence = persistence
+        self.secret = secret
+        self.clock = clock
+    }
+
+    /// Loads the keys, creating the first one on an empty database.
+    public func load() async throws {
+        let now = clock.now()
+        var records = try await persistence.read { try await $0.signingKeys.listPublished(now: now) }
+        if records.first(where: { $0.retiredAt == nil }) == nil {
+            let record = try Self.makeRecord(secret: secret, now: now)
+            try await persistence.transaction { stores in
+                // Another node may have created one meanwhile: only add ours if there is still none.
+                let existing = try await stores.signingKeys.listPublished(now: now)
+                if existing.first(where: { $0.retiredAt == nil }) == nil {
+                    try await stores.signingKeys.insert(record)
+                }
+            }
+            records = try await persistence.read { try await $0.signingKeys.listPublished(now: now) }
+        }
+        let built = try await build(records, now: now)
+        snapshot.withLock { $0 = built }
+    }
+
+    /// Adds a new key, makes it current, and keeps the old ones published until `publishOldFor` has passed.
+    @discardableResult
+    public func rotate(publishOldFor: TimeInterval) async throws -> String {
+        let now = clock.now()
+        let record = try Self.makeRecord(secret: secret, now: now)
+        try await persistence.transaction { stores in
+            try await stores.signingKeys.insert(record)
+            try await stores.signingKeys.retireAll(
+                except: record.kid, at: now, publishUntil: now.addingTimeInterval(publishOldFor))
+        }
+        try await load()
+        return record.kid
+    }
+
+    public var currentKID: String? { snapshot.withLock { $0?.currentKID } }
+
+    /// The JWKS document, serialized once per reload rather than per request.
+    public func jwksDocument() throws -> Data {
+        guard let snap = snapshot.withLock({ $0 }) else { throw SigningKeysError.notLoaded }
+        return snap.jwks
+    }
+
+    func signer() throws -> (kid: String, keys: JWTKeyCollection) {
+        guard let snap = snapshot.withLock({ $0 }) else { throw SigningKeysError.notLoaded }
+        return (snap.currentKID, snap.signer)
+    }
+
+    /// The verifier for exactly this kid, reloading at most once every few seconds on a miss (a key
+    /// another node just created). `nil` means: unknown kid, reject.
+    func verifier(kid: String) async throws -> JWTKeyCollection? {
+        if let found = snapshot.withLock({ $0?.verifiers[kid] }) { return found }
+        let now = clock.now()
+        let shouldReload = lastMissReload.withLock { last -> Bool in
+            guard now.timeIntervalSince(last) > 5 else { return false }
+            last = now
+            return true
+        }
+        guard shouldReload else { return nil }
+        try await load()
+        return snapshot.withLock { $0?.verifiers[kid] }
+    }
+
+    private func build(_ records: [SigningKeyRecord], now: Date) async throws -> Snapshot {
+        guard let current = records.first(where: { $0.retiredAt == nil }) else { throw SigningKeysError.noCurrentKey }
+        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: try secret.open(current.sealedPrivateKey))
+        let signer = JWTKeyCollection()
+        await signer.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: current.kid))
+        var verifiers: [String: JWTKeyCollection] = [:]
+        var jwks: [[String: String]] = []
+        for record in records {
+            guard let jwk = try JSONSerialization.jsonObject(with: Data(record.publicJWK.utf8)) as? [String: String],
+                let x = jwk["x"], let y = jwk["y"]
+            else { continue }
+            let collection = JWTKeyCollection()
+            await collection.add(
+                ecdsa: try ES256PublicKey(parameters: (x: x, y: y)), kid: JWKIdentifier(string: record.kid))
+            verifiers[record.kid] = collection
+            jwks.append(jwk)
+        }
+        let document = try JSONSerialization.data(withJSONObject: ["keys": jwks], options: [.sortedKeys])
+        return Snapshot(currentKID: current.kid, signer: signer, verifiers: verifiers, jwks: document, loadedAt: now)
+    }
+
+    static func makeRecord(secret: ServerSecret, now: Date) throws -> SigningKeyRecord {
+        let key = P256.Signing.PrivateKey()
+        let x963 = Array(key.publicKey.x963Representation)  // 0x04 ‖ X ‖ Y
+        let x = Base64URL.encode(x963[1..<33])
+        let y = Base64URL.encode(x963[33..<65])
+        let kid = String(Base64URL.encode(SHA256.hash(data: Data(x963))).prefix(16))
+        let jwk = ["kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": algorithm, "use": "sig"]
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: jwk, options: [.sortedKeys]), as: UTF8.self)
+        return SigningKeyRecord(
+            kid: kid, algorithm: algorithm, publicJWK: json, sealedPrivateKey: try secret.seal(key.rawRepresentation),
+            createdAt: now)
+    }
+}
+
+public enum SigningKeysError: Error {
+    case notLoaded
+    case noCurrentKey
+}

@@ -1,0 +1,59 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import GatehouseStore
+import Hummingbird
+import Logging
+
+/// A started Gatehouse: the database open, keys loaded, the default client in place. The same value
+/// builds the HTTP application for `serve` and for tests.
+public struct GatehouseServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let services: CoreServices
+    public let persistence: SQLPersistence
+    public let keys: SigningKeys
+    public let hashingPool: HashingPool
+    /// Set when this start created the default client (first start on an empty database).
+    public let createdDefaultClient: ClientRecord?
+    let metrics: MetricsRegistry
+
+    public static func start(
+        _ configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
+    ) async throws -> GatehouseServer {
+        let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
+        let persistence = try await SQLPersistence.open(try DatabaseURL(configuration.databaseURL), logger: logger)
+        do {
+            let pool = HashingPool(threads: configuration.hashingThreads, maxQueued: configuration.hashingQueue)
+            let hasher = try PasswordHasher(parameters: configuration.argon2, pool: pool)
+            let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
+            try await keys.load()
+            let tokens = AccessTokens(keys: keys, issuer: configuration.publicURL, clock: clock)
+            let services = CoreServices(
+                persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
+                settings: configuration.coreSettings, logger: logger)
+            let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
+            return GatehouseServer(
+                configuration: configuration, services: services, persistence: persistence, keys: keys,
+                hashingPool: pool, createdDefaultClient: created, metrics: MetricsRegistry.shared)
+        } catch {
+            await persistence.shutdown()
+            throw error
+        }
+    }
+
+    /// The HTTP application, with background services attached.
+    public func makeApplication() -> some ApplicationProtocol {
+        let router = Router(context: AppRequestContext.self)
+        Routes(server: self).register(on: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: [KeyReloadService(keys: keys, logger: services.logger)],
+            logger: services.logger)
+    }
+
+    public func shutdown() async {
+        await hashingPool.shutdown()
+        await persistence.shutdown()
+    }
+}

@@ -1,0 +1,41 @@
+import Argon2
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// Everything `gatehouse serve` can be told, with the defaults of the operating contract.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var publicURL = "http://127.0.0.1:8080"
+    public var databaseURL = "sqlite://./gatehouse.sqlite"
+    public var secretFile = "./gatehouse.secret"
+    public var smtpURL: String?
+    public var mailFrom = "Gatehouse <no-reply@localhost>"
+    public var smsURL: String?
+    public var outboxDir = "./outbox"
+    public var logLevel = "info"
+    public var logFormat = "text"
+    /// Argon2id cost for new hashes (OWASP minimum by default).
+    public var argon2 = Argon2Parameters.owaspDefault
+    /// Hashing threads; defaults to the number of cores.
+    public var hashingThreads = ProcessInfo.processInfo.activeProcessorCount
+    /// Hash jobs allowed to wait beyond the running ones before logins get 503.
+    public var hashingQueue = 64
+    public var refreshReuseGrace: TimeInterval = 10
+    public var maxFailuresPerAccount = 10
+    public var maxFailuresPerIP = 50
+    public var failureWindow: TimeInterval = 15 * 60
+    /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
+    public var trustForwardedFor = false
+
+    public init() {}
+
+    var coreSettings: CoreSettings {
+        var settings = CoreSettings(publicURL: publicURL)
+        settings.refreshReuseGrace = refreshReuseGrace
+        settings.throttle = ThrottlePolicy(
+            maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP, window: failureWindow)
+        return settings
+    }
+}

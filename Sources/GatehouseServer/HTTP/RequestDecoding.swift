@@ -1,0 +1,110 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+import NIOCore
+
+/// JSON and form bodies, with the contract's answers for every way a body can be wrong: 415 for other
+/// content types, 413 past 1 MiB, 400 for malformed JSON or invalid UTF-8, 422 for missing fields and
+/// wrong types (with the field named).
+enum RequestDecoding {
+    static let maxBody = 1 << 20
+
+    static func json<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        guard let contentType = request.headers[.contentType], isJSON(contentType) else {
+            throw GatehouseError(
+                status: 415, code: .unsupportedMediaType, title: "Unsupported media type",
+                detail: "Send the body as application/json.")
+        }
+        let buffer = try await collect(request)
+        do {
+            return try decoder.decode(T.self, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw problem(for: error)
+        }
+    }
+
+    /// An optional JSON body: absent or empty is `nil`.
+    static func optionalJSON<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T? {
+        if request.headers[.contentType] == nil {
+            let buffer = try await collect(request)
+            guard buffer.readableBytes == 0 else {
+                throw GatehouseError(
+                    status: 415, code: .unsupportedMediaType, title: "Unsupported media type",
+                    detail: "Send the body as application/json.")
+            }
+            return nil
+        }
+        return try await json(type, from: request, context: context)
+    }
+
+    /// `application/x-www-form-urlencoded`, as RFC 6749 requires for `/oauth/*`.
+    static func form(from request: Request) async throws -> [String: String] {
+        guard let contentType = request.headers[.contentType],
+            contentType.lowercased().hasPrefix("application/x-www-form-urlencoded")
+        else { throw OAuthError(status: 415, error: "invalid_request", description: "Send the body as application/x-www-form-urlencoded.") }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await collect(request)
+        } catch let error as GatehouseError {
+            throw OAuthError(status: error.status, error: "invalid_request", description: error.detail)
+        }
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            throw OAuthError.invalidRequest("The body is not valid UTF-8.")
+        }
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = decodeComponent(parts[0]), let value = decodeComponent(parts.count > 1 ? parts[1] : "")
+            else { throw OAuthError.invalidRequest("The form body is malformed.") }
+            // RFC 6749 §3.1: parameters must not be repeated.
+            guard fields[key] == nil else { throw OAuthError.invalidRequest("Parameter \(key) is repeated.") }
+            fields[key] = value
+        }
+        return fields
+    }
+
+    static func collect(_ request: Request) async throws -> ByteBuffer {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
+            throw tooLarge
+        }
+        do {
+            return try await request.body.collect(upTo: maxBody)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw tooLarge
+        }
+    }
+
+    static let tooLarge = GatehouseError(
+        status: 413, code: .payloadTooLarge, title: "Payload too large", detail: "Bodies are limited to 1 MiB.")
+
+    private static func decodeComponent(_ raw: Substring) -> String? {
+        String(raw).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    private static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+    }
+
+    private static let decoder = WireCoding.decoder()
+
+    static func problem(for error: DecodingError) -> GatehouseError {
+        func path(_ codingPath: [any CodingKey], _ key: (any CodingKey)? = nil) -> String {
+            (codingPath + (key.map { [$0] } ?? [])).map { $0.intValue.map(String.init) ?? $0.stringValue }
+                .joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .validation(field: path(context.codingPath, key), code: .required, message: "\(key.stringValue) is required.")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let field = path(context.codingPath)
+            return .validation(field: field.isEmpty ? nil : field, code: .invalidType, message: "\(field.isEmpty ? "The body" : field) has the wrong type.")
+        case .dataCorrupted(let context) where !context.codingPath.isEmpty:
+            let field = path(context.codingPath)
+            return .validation(field: field, code: .invalidValue, message: "\(field) has an invalid value.")
+        default:
+            return .badRequest("The body is not valid JSON.", code: .malformedBody)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+
+/// Sign-up and login: thin wrappers from HTTP to the flows.
+struct AccountRoutes: Sendable {
+    let signupFlow: SignupFlow
+    let loginFlow: LoginFlow
+    let trustForwardedFor: Bool
+
+    init(services: CoreServices, trustForwardedFor: Bool) {
+        self.signupFlow = SignupFlow(services: services)
+        self.loginFlow = LoginFlow(services: services)
+        self.trustForwardedFor = trustForwardedFor
+    }
+
+    @Sendable func signup(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var body = try await RequestDecoding.json(SignupRequest.self, from: request, context: context)
+        body.clientId = request.clientID(body: body.clientId)
+        let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        switch try await signupFlow.signup(body, meta: meta) {
+        case .signedIn(let tokens):
+            return try Responses.json(tokens, status: .created, noStore: true)
+        case .verificationRequired(let user):
+            return try Responses.json(SignupPendingResponse(user: user), status: .created, noStore: true)
+        }
+    }
+
+    @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var body = try await RequestDecoding.json(LoginRequest.self, from: request, context: context)
+        body.clientId = request.clientID(body: body.clientId)
+        let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        return try Responses.json(try await loginFlow.login(body, meta: meta), noStore: true)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+
+/// The signed-in user's own account and sessions.
+struct MeRoutes: Sendable {
+    let sessionsFlow: SessionsFlow
+    let accountFlow: AccountFlow
+    let trustForwardedFor: Bool
+
+    init(services: CoreServices, trustForwardedFor: Bool) {
+        self.sessionsFlow = SessionsFlow(services: services)
+        self.accountFlow = AccountFlow(services: services)
+        self.trustForwardedFor = trustForwardedFor
+    }
+
+    @Sendable func logout(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let body = try await RequestDecoding.optionalJSON(LogoutRequest.self, from: request, context: context)
+        try await sessionsFlow.logout(context.principal, scope: body?.scope ?? .local)
+        return Responses.noContent()
+    }
+
+    @Sendable func show(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        try Responses.json(context.principal.user.wire)
+    }
+
+    @Sendable func update(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let body = try await RequestDecoding.json(ProfileUpdateRequest.self, from: request, context: context)
+        return try Responses.json(try await accountFlow.updateProfile(context.principal, body.profile))
+    }
+
+    @Sendable func changePassword(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let body = try await RequestDecoding.json(PasswordChangeRequest.self, from: request, context: context)
+        let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        try await accountFlow.changePassword(context.principal, body, meta: meta)
+        return Responses.noContent()
+    }
+
+    @Sendable func sessions(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        try Responses.json(try await sessionsFlow.list(context.principal))
+    }
+
+    @Sendable func revokeSession(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+            throw GatehouseError.notFound("No such session.")
+        }
+        try await sessionsFlow.revoke(context.principal, sessionID: id)
+        return Responses.noContent()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// `/oauth/*`: form bodies in, JSON and RFC 6749 errors out.
+struct OAuthRoutes: Sendable {
+    let clients: ClientResolver
+    let refreshFlow: RefreshFlow
+    let oauthFlows: OAuthFlows
+
+    init(services: CoreServices) {
+        self.clients = ClientResolver(services: services)
+        self.refreshFlow = RefreshFlow(services: services)
+        self.oauthFlows = OAuthFlows(services: services)
+    }
+
+    @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await RequestDecoding.form(from: request)
+        guard let grantType = form["grant_type"], !grantType.isEmpty else {
+            throw OAuthError.invalidRequest("grant_type is required.")
+        }
+        switch grantType {
+        case "refresh_token":
+            guard let token = form["refresh_token"], !token.isEmpty else {
+                throw OAuthError.invalidRequest("refresh_token is required.")
+            }
+            let client = try await client(request, form, requireExplicit: false)
+            return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"]), noStore: true)
+        case "client_credentials":
+            let credentials = try Self.credentials(request, form)
+            let client = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
+            return try Responses.json(try await oauthFlows.clientCredentials(client: client, scope: form["scope"]), noStore: true)
+        default:
+            throw OAuthError.unsupportedGrantType("grant_type \(grantType) is not supported.")
+        }
+    }
+
+    @Sendable func revoke(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await RequestDecoding.form(from: request)
+        guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is required.") }
+        let client = try await client(request, form, requireExplicit: false)
+        try await oauthFlows.revoke(token: token, client: client)
+        return Response(status: .ok, headers: [.cacheControl: "no-store"])
+    }
+
+    @Sendable func introspect(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await RequestDecoding.form(from: request)
+        let credentials = try Self.credentials(request, form)
+        _ = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
+        guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is required.") }
+        return try Responses.json(try await oauthFlows.introspect(token: token), noStore: true)
+    }
+
+    /// The calling client: authenticated when it is confidential; a public client only names itself
+    /// (or is the default one).
+    private func client(_ request: Request, _ form: [String: String], requireExplicit: Bool) async throws -> ClientRecord {
+        let credentials = try Self.credentials(request, form)
+        guard let id = credentials.id ?? request.headers[HTTPField.Name("Gatehouse-Client")!] else {
+            do {
+                return try await clients.resolve(nil)
+            } catch {
+                throw OAuthError.invalidClient("client_id is required.")
+            }
+        }
+        return try await clients.authenticate(clientID: id, secret: credentials.secret)
+    }
+
+    /// `client_secret_basic` or `client_secret_post`, never both (RFC 6749 §2.3.1).
+    static func credentials(_ request: Request, _ form: [String: String]) throws -> (id: String?, secret: String?) {
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "basic",
+                let decoded = Data(base64Encoded: String(parts[1])).flatMap({ String(data: $0, encoding: .utf8) }),
+                let colon = decoded.firstIndex(of: ":")
+            else { throw OAuthError.invalidClient("Malformed Basic credentials.") }
+            guard form["client_secret"] == nil else {
+                throw OAuthError.invalidRequest("Use one client authentication method only.")
+            }
+            let id = String(decoded[..<colon]).removingPercentEncoding ?? ""
+            let secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding ?? ""
+            if let formID = form["client_id"], formID != id {
+                throw OAuthError.invalidRequest("client_id does not match the credentials.")
+            }
+            return (id, secret)
+        }
+        return (form["client_id"], form["client_secret"])
+    }
+}

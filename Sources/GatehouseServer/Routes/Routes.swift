@@ -1,0 +1,68 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// The route table: every route, its middleware and its authentication, in one readable place.
+struct Routes {
+    let server: GatehouseServer
+
+    func register(on router: Router<AppRequestContext>) {
+        let services = server.services
+        // Metrics outermost so it counts the status the client saw, not the error thrown inside.
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: AccessLogMiddleware())
+
+        let accounts = AccountRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
+        router.post("/v1/signup", use: accounts.signup)
+        router.post("/v1/login", use: accounts.login)
+
+        let authenticated = router.group("/v1")
+            .add(middleware: BearerMiddleware(authenticator: BearerAuthenticator(services: services)))
+            .group(context: AuthenticatedContext.self)
+        let me = MeRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
+        authenticated.post("logout", use: me.logout)
+        authenticated.get("me", use: me.show)
+        authenticated.patch("me", use: me.update)
+        authenticated.put("me/password", use: me.changePassword)
+        authenticated.get("me/sessions", use: me.sessions)
+        authenticated.delete("me/sessions/:id", use: me.revokeSession)
+
+        let oauth = OAuthRoutes(services: services)
+        router.post("/oauth/token", use: oauth.token)
+        router.post("/oauth/revoke", use: oauth.revoke)
+        router.post("/oauth/introspect", use: oauth.introspect)
+
+        let discovery = DiscoveryRoutes(server: server)
+        router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)
+        router.get("/.well-known/jwks.json", use: discovery.jwks)
+
+        let operations = OperationsRoutes(server: server)
+        router.get("/health/live", use: operations.live)
+        router.get("/health/ready", use: operations.ready)
+        router.get("/metrics", use: operations.metrics)
+        router.get("/openapi.yaml", use: operations.openAPI)
+    }
+}
+
+extension RequestMeta {
+    init(request: Request, remoteAddress: String?, trustForwardedFor: Bool) {
+        var ip = remoteAddress
+        if trustForwardedFor, let forwarded = request.headers[HTTPField.Name("X-Forwarded-For")!],
+            let first = forwarded.split(separator: ",").first
+        {
+            ip = first.trimmingCharacters(in: .whitespaces)
+        }
+        self.init(
+            ipAddress: ip, userAgent: request.headers[.userAgent],
+            acceptLanguage: request.headers[.acceptLanguage].map { String($0.prefix(128)) })
+    }
+}
+
+extension Request {
+    /// `client_id` from the body, else the `Gatehouse-Client` header.
+    func clientID(body: String?) -> String? {
+        body ?? headers[HTTPField.Name("Gatehouse-Client")!]
+    }
+}

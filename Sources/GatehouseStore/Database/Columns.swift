@@ -1,0 +1,51 @@
+import Foundation
+import SQLKit
+
+/// Column encodings shared by both databases: times as Unix milliseconds (BIGINT), UUIDs and JSON as
+/// TEXT, booleans as 0/1. Portable types keep one migration list for both dialects.
+enum Columns {
+    static func millis(_ date: Date) -> Int { Int((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func millis(_ date: Date?) -> Int? { date.map(millis) }
+    static func date(_ millis: Int) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+
+    static func json<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
+}
+
+extension SQLRow {
+    func string(_ column: String) throws -> String { try decode(column: column, as: String.self) }
+    func optionalString(_ column: String) throws -> String? { try decode(column: column, as: String?.self) }
+    func int(_ column: String) throws -> Int { try decode(column: column, as: Int.self) }
+    func optionalInt(_ column: String) throws -> Int? { try decode(column: column, as: Int?.self) }
+    func bool(_ column: String) throws -> Bool { try int(column) != 0 }
+    func date(_ column: String) throws -> Date { Columns.date(try int(column)) }
+    func optionalDate(_ column: String) throws -> Date? { try optionalInt(column).map(Columns.date) }
+    func uuid(_ column: String) throws -> UUID {
+        let text = try string(column)
+        guard let value = UUID(uuidString: text) else { throw StoreDecodingError.badUUID(column) }
+        return value
+    }
+    func optionalUUID(_ column: String) throws -> UUID? {
+        guard let text = try optionalString(column) else { return nil }
+        guard let value = UUID(uuidString: text) else { throw StoreDecodingError.badUUID(column) }
+        return value
+    }
+}
+
+enum StoreDecodingError: Error {
+    case badUUID(String)
+    case badValue(String)
+}

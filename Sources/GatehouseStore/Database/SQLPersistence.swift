@@ -1,0 +1,199 @@
+import Foundation
+import GatehouseCore
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+import SQLKit
+import SQLiteKit
+import Synchronization
+
+/// ``Persistence`` over SQL: SQLite (one writer connection, several readers, WAL) or PostgreSQL
+/// (PostgresNIO's pool). Stores see only `SQLDatabase` and the ``Dialect``.
+public final class SQLPersistence: Persistence {
+    public let dialect: Dialect
+    private let backend: Backend
+    private let logger: Logger
+    private let nextReader = Atomic<Int>(0)
+
+    enum Backend: Sendable {
+        case sqlite(writer: SQLiteConnection, writeLock: AsyncLock, readers: [SQLiteConnection])
+        case postgres(client: PostgresClient, runner: Task<Void, Never>)
+    }
+
+    private init(dialect: Dialect, backend: Backend, logger: Logger) {
+        self.dialect = dialect
+        self.backend = backend
+        self.logger = logger
+    }
+
+    /// Opens the database and applies pending migrations.
+    public static func open(_ url: DatabaseURL, logger: Logger, readers: Int = 4) async throws -> SQLPersistence {
+        let persistence: SQLPersistence
+        switch url {
+        case .sqlite(let path):
+            persistence = try await openSQLite(path: path, readers: readers, logger: logger)
+        case .postgres(let raw):
+            persistence = try openPostgres(url: raw, logger: logger)
+        }
+        do {
+            try await Migrator(persistence: persistence).migrate()
+        } catch {
+            await persistence.shutdown()
+            throw error
+        }
+        return persistence
+    }
+
+    private static func openSQLite(path: String, readers: Int, logger: Logger) async throws -> SQLPersistence {
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        func connect() async throws -> SQLiteConnection {
+            let connection = try await SQLiteConnection.open(
+                storage: .file(path: path), threadPool: .singleton, logger: logger, on: loop
+            ).get()
+            // FULL: a 2xx means committed, even across a power cut. busy_timeout covers the CLI writing
+            // while a server runs.
+            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"] {
+                _ = try await connection.query(pragma).get()
+            }
+            return connection
+        }
+        let writer = try await connect()
+        _ = try await writer.query("PRAGMA journal_mode = WAL").get()
+        var readerConnections: [SQLiteConnection] = []
+        for _ in 0..<max(1, readers) {
+            let reader = try await connect()
+            _ = try await reader.query("PRAGMA query_only = ON").get()
+            readerConnections.append(reader)
+        }
+        return SQLPersistence(
+            dialect: .sqlite,
+            backend: .sqlite(writer: writer, writeLock: AsyncLock(), readers: readerConnections),
+            logger: logger)
+    }
+
+    private static func openPostgres(url: String, logger: Logger) throws -> SQLPersistence {
+        let core = try SQLPostgresConfiguration(url: url).coreConfiguration
+        guard let host = core.host, let port = core.port else {
+            throw DatabaseURLError.invalid("postgres URL needs a host and port")
+        }
+        let tls: PostgresClient.Configuration.TLS =
+            switch (core.tls.isEnforced, core.tls.isAllowed) {
+            case (true, _): .require(core.tls.sslContext!.configuration)
+            case (_, true): .prefer(core.tls.sslContext!.configuration)
+            default: .disable
+            }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: core.username, password: core.password, database: core.database, tls: tls)
+        configuration.options.maximumConnections = 8
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        // The pool needs its run loop; it lives as long as this persistence and ends in `shutdown()`.
+        let runner = Task { await client.run() }
+        return SQLPersistence(dialect: .postgres, backend: .postgres(client: client, runner: runner), logger: logger)
+    }
+
+    public func read<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        try await readDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+    }
+
+    func readDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        switch backend {
+        case .sqlite(_, _, let readers):
+            // SQLite connections here are opened FULLMUTEX, so concurrent statements on one are safe;
+            // round-robin spreads them over the thread pool.
+            let index = nextReader.wrappingAdd(1, ordering: .relaxed).oldValue
+            return try await body(readers[index % readers.count].sql(queryLogLevel: nil))
+        case .postgres(let client, _):
+            return try await client.withConnection { connection in
+                try await body(connection.sql(queryLogLevel: nil))
+            }
+        }
+    }
+
+    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        switch backend {
+        case .sqlite(let writer, let lock, _):
+            await lock.lock()
+            do {
+                let result = try await inTransaction(writer.sql(queryLogLevel: nil), body)
+                await lock.unlock()
+                return result
+            } catch {
+                await lock.unlock()
+                throw error
+            }
+        case .postgres(let client, _):
+            return try await client.withConnection { connection in
+                try await self.inTransaction(connection.sql(queryLogLevel: nil), body)
+            }
+        }
+    }
+
+    /// Runs raw SQL for migrations, inside one transaction.
+    func transactionOnDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
+        async throws -> R
+    {
+        switch backend {
+        case .sqlite(let writer, let lock, _):
+            await lock.lock()
+            do {
+                let result = try await rawTransaction(writer.sql(queryLogLevel: nil), body)
+                await lock.unlock()
+                return result
+            } catch {
+                await lock.unlock()
+                throw error
+            }
+        case .postgres(let client, _):
+            return try await client.withConnection { connection in
+                try await self.rawTransaction(connection.sql(queryLogLevel: nil), body)
+            }
+        }
+    }
+
+    private func inTransaction<R: Sendable>(_ db: any SQLDatabase, _ body: @escaping @Sendable (any Stores) async throws -> R)
+        async throws -> R
+    {
+        try await rawTransaction(db) { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+    }
+
+    private func rawTransaction<R: Sendable>(_ db: any SQLDatabase, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
+        async throws -> R
+    {
+        try await db.raw(SQLQueryString(dialect.begin)).run()
+        do {
+            let result = try await body(db)
+            try await db.raw("COMMIT").run()
+            return result
+        } catch {
+            do {
+                try await db.raw("ROLLBACK").run()
+            } catch let rollbackError {
+                logger.error("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
+            }
+            throw error
+        }
+    }
+
+    public func ping() async throws {
+        let version = try await readDatabase { db in try await Migrator.appliedVersion(db) }
+        guard version == Migrations.all.last?.version else { throw PersistenceHealthError.migrationsPending }
+    }
+
+    public func shutdown() async {
+        switch backend {
+        case .sqlite(let writer, _, let readers):
+            for connection in readers { try? await connection.close() }
+            // Fold the WAL back into the main file so a stopped server leaves one file behind.
+            _ = try? await writer.query("PRAGMA wal_checkpoint(TRUNCATE)").get()
+            try? await writer.close()
+        case .postgres(_, let runner):
+            runner.cancel()
+            _ = await runner.value
+        }
+    }
+}
+
+public enum PersistenceHealthError: Error {
+    case migrationsPending
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GatehouseCore
+import SQLKit
+
+struct SQLSessionStore: SessionStore {
+    let db: any SQLDatabase
+
+    private static let columns = """
+        id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
+        revoked_at, revoke_reason
+        """
+
+    func insert(_ s: SessionRecord) async throws {
+        try await db.raw(
+            """
+            INSERT INTO sessions (\(unsafeRaw: Self.columns))
+            VALUES (\(bind: Columns.id(s.id)), \(bind: Columns.id(s.userID)), \(bind: s.clientID),
+                    \(bind: try Columns.json(s.amr)), \(bind: try Columns.json(s.scopes)), \(bind: s.userAgent),
+                    \(bind: s.ipAddress), \(bind: Columns.millis(s.createdAt)), \(bind: Columns.millis(s.lastUsedAt)),
+                    \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason))
+            """
+        ).run()
+    }
+
+    func find(id: UUID) async throws -> SessionRecord? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM sessions WHERE id = \(bind: Columns.id(id))")
+            .first().map(Self.decode)
+    }
+
+    func listLive(userID: UUID, now: Date) async throws -> [SessionRecord] {
+        try await db.raw(
+            """
+            SELECT \(unsafeRaw: Self.columns) FROM sessions
+            WHERE user_id = \(bind: Columns.id(userID)) AND revoked_at IS NULL AND expires_at > \(bind: Columns.millis(now))
+            ORDER BY created_at DESC LIMIT 500
+            """
+        ).all().map(Self.decode)
+    }
+
+    func touch(id: UUID, at: Date) async throws {
+        try await db.raw(
+            "UPDATE sessions SET last_used_at = \(bind: Columns.millis(at)) WHERE id = \(bind: Columns.id(id))"
+        ).run()
+    }
+
+    func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool {
+        try await !db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: Columns.millis(at)), revoke_reason = \(bind: reason.rawValue)
+            WHERE id = \(bind: Columns.id(id)) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().isEmpty
+    }
+
+    func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int {
+        try await db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: Columns.millis(at)), revoke_reason = \(bind: reason.rawValue)
+            WHERE user_id = \(bind: Columns.id(userID)) AND revoked_at IS NULL
+              AND id <> \(bind: except.map(Columns.id) ?? "") RETURNING id
+            """
+        ).all().count
+    }
+
+    static func decode(_ row: any SQLRow) throws -> SessionRecord {
+        SessionRecord(
+            id: try row.uuid("id"), userID: try row.uuid("user_id"), clientID: try row.string("client_id"),
+            amr: try Columns.decodeJSON([String].self, try row.string("amr")),
+            scopes: try Columns.decodeJSON([String].self, try row.string("scopes")),
+            userAgent: try row.optionalString("user_agent"), ipAddress: try row.optionalString("ip_address"),
+            createdAt: try row.date("created_at"), lastUsedAt: try row.date("last_used_at"),
+            expiresAt: try row.date("expires_at"), revokedAt: try row.optionalDate("revoked_at"),
+            revokeReason: try row.optionalString("revoke_reason"))
+    }
+}
+
+struct SQLRefreshTokenStore: RefreshTokenStore {
+    let db: any SQLDatabase
+
+    func insert(_ t: RefreshTokenRecord) async throws {
+        try await db.raw(
+            """
+            INSERT INTO refresh_tokens (token_hash, session_id, parent_hash, created_at, expires_at, rotated_at)
+            VALUES (\(bind: t.tokenHash), \(bind: Columns.id(t.sessionID)), \(bind: t.parentHash),
+                    \(bind: Columns.millis(t.createdAt)), \(bind: Columns.millis(t.expiresAt)), \(bind: Columns.millis(t.rotatedAt)))
+            """
+        ).run()
+    }
+
+    func find(hash: String) async throws -> RefreshTokenRecord? {
+        guard
+            let row = try await db.raw(
+                """
+                SELECT token_hash, session_id, parent_hash, created_at, expires_at, rotated_at
+                FROM refresh_tokens WHERE token_hash = \(bind: hash)
+                """
+            ).first()
+        else { return nil }
+        return RefreshTokenRecord(
+            tokenHash: try row.string("token_hash"), sessionID: try row.uuid("session_id"),
+            parentHash: try row.optionalString("parent_hash"), createdAt: try row.date("created_at"),
+            expiresAt: try row.date("expires_at"), rotatedAt: try row.optionalDate("rotated_at"))
+    }
+
+    func claimRotation(hash: String, at: Date) async throws -> Bool {
+        try await !db.raw(
+            """
+            UPDATE refresh_tokens SET rotated_at = \(bind: Columns.millis(at))
+            WHERE token_hash = \(bind: hash) AND rotated_at IS NULL RETURNING token_hash
+            """
+        ).all().isEmpty
+    }
+}

@@ -1,0 +1,18 @@
+import GatehouseCore
+import SQLKit
+
+/// Every store, bound to one database session.
+struct SQLStores: Stores {
+    let db: any SQLDatabase
+    let dialect: Dialect
+
+    var users: any UserStore { SQLUserStore(db: db) }
+    var credentials: any CredentialStore { SQLCredentialStore(db: db) }
+    var clients: any ClientStore { SQLClientStore(db: db) }
+    var sessions: any SessionStore { SQLSessionStore(db: db) }
+    var refreshTokens: any RefreshTokenStore { SQLRefreshTokenStore(db: db) }
+    var signingKeys: any SigningKeyStore { SQLSigningKeyStore(db: db) }
+    var attempts: any AttemptStore { SQLAttemptStore(db: db) }
+    var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
+    var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import SQLKit
+
+struct SQLUserStore: UserStore {
+    let db: any SQLDatabase
+
+    private static let columns = """
+        u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.state, u.created_at, u.updated_at,
+        u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.kind = 'password') AS has_password
+        """
+
+    func insert(_ user: UserRecord) async throws {
+        // ON CONFLICT DO NOTHING instead of catching the violation: on PostgreSQL an error would abort
+        // the surrounding transaction.
+        let inserted = try await db.raw(
+            """
+            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, state, created_at, updated_at, last_login_at)
+            VALUES (\(bind: Columns.id(user.id)), \(bind: user.email), \(bind: user.emailVerified ? 1 : 0),
+                    \(bind: user.phone), \(bind: user.phoneVerified ? 1 : 0), \(bind: try Columns.json(user.profile)),
+                    \(bind: user.state.rawValue), \(bind: Columns.millis(user.createdAt)),
+                    \(bind: Columns.millis(user.updatedAt)), \(bind: Columns.millis(user.lastLoginAt)))
+            ON CONFLICT DO NOTHING RETURNING id
+            """
+        ).all()
+        if inserted.isEmpty { throw StoreError.conflict("user") }
+    }
+
+    func find(id: UUID) async throws -> UserRecord? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM users u WHERE u.id = \(bind: Columns.id(id))")
+            .first().map(Self.decode)
+    }
+
+    func find(email: String) async throws -> UserRecord? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM users u WHERE u.email = \(bind: email)")
+            .first().map(Self.decode)
+    }
+
+    func update(_ user: UserRecord) async throws {
+        try await db.raw(
+            """
+            UPDATE users SET email = \(bind: user.email), email_verified = \(bind: user.emailVerified ? 1 : 0),
+                phone = \(bind: user.phone), phone_verified = \(bind: user.phoneVerified ? 1 : 0),
+                profile = \(bind: try Columns.json(user.profile)), state = \(bind: user.state.rawValue),
+                updated_at = \(bind: Columns.millis(user.updatedAt)), last_login_at = \(bind: Columns.millis(user.lastLoginAt))
+            WHERE id = \(bind: Columns.id(user.id))
+            """
+        ).run()
+    }
+
+    func recordLogin(id: UUID, at: Date) async throws {
+        try await db.raw(
+            "UPDATE users SET last_login_at = \(bind: Columns.millis(at)) WHERE id = \(bind: Columns.id(id))"
+        ).run()
+    }
+
+    func count() async throws -> Int {
+        try await db.raw("SELECT COUNT(*) AS n FROM users").first()?.int("n") ?? 0
+    }
+
+    static func decode(_ row: any SQLRow) throws -> UserRecord {
+        UserRecord(
+            id: try row.uuid("id"), email: try row.optionalString("email"), emailVerified: try row.bool("email_verified"),
+            phone: try row.optionalString("phone"), phoneVerified: try row.bool("phone_verified"),
+            profile: try Columns.decodeJSON(Profile.self, try row.string("profile")),
+            state: UserState(rawValue: try row.string("state")), createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at"), lastLoginAt: try row.optionalDate("last_login_at"),
+            hasPassword: try row.int("has_password") > 0)
+    }
+}
+
+struct SQLCredentialStore: CredentialStore {
+    let db: any SQLDatabase
+
+    func upsert(_ credential: CredentialRecord) async throws {
+        try await db.raw(
+            """
+            INSERT INTO credentials (user_id, kind, secret, created_at, updated_at)
+            VALUES (\(bind: Columns.id(credential.userID)), \(bind: credential.kind.rawValue), \(bind: credential.secret),
+                    \(bind: Columns.millis(credential.createdAt)), \(bind: Columns.millis(credential.updatedAt)))
+            ON CONFLICT (user_id, kind) DO UPDATE SET secret = excluded.secret, updated_at = excluded.updated_at
+            """
+        ).run()
+    }
+
+    func find(userID: UUID, kind: CredentialRecord.Kind) async throws -> CredentialRecord? {
+        guard
+            let row = try await db.raw(
+                """
+                SELECT secret, created_at, updated_at FROM credentials
+                WHERE user_id = \(bind: Columns.id(userID)) AND kind = \(bind: kind.rawValue)
+                """
+            ).first()
+        else { return nil }
+        return CredentialRecord(
+            userID: userID, kind: kind, secret: try row.string("secret"), createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at"))
+    }
+}

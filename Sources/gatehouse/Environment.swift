@@ -1,0 +1,10 @@
+import Foundation
+
+/// `--flag` value, else the environment variable, else the default: the contract's precedence.
+enum Env {
+    static func value(_ flag: String?, _ variable: String) -> String? {
+        if let flag { return flag }
+        if let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty { return value }
+        return nil
+    }
+}

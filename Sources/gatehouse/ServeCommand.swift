@@ -1,0 +1,116 @@
+import ArgumentParser
+import Argon2
+import Foundation
+import GatehouseServer
+import GatehouseStore
+import Hummingbird
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Migrate if needed, then serve HTTP until SIGTERM or SIGINT.")
+
+    @Option(help: "Address to listen on (GATEHOUSE_HOST; default 127.0.0.1)") var host: String?
+    @Option(help: "Port to listen on (GATEHOUSE_PORT; default 8080)") var port: Int?
+    @Option(name: .customLong("public-url"), help: "Issuer and base of every link in mail (GATEHOUSE_PUBLIC_URL; default http://127.0.0.1:8080)")
+    var publicURL: String?
+    @OptionGroup var store: StoreOptions
+    @Option(name: .customLong("smtp-url"), help: "smtp://[user:pass@]host:port or smtps://…; unset = development outbox (GATEHOUSE_SMTP_URL)")
+    var smtpURL: String?
+    @Option(name: .customLong("mail-from"), help: "Sender address (GATEHOUSE_MAIL_FROM; default 'Gatehouse <no-reply@localhost>')")
+    var mailFrom: String?
+    @Option(name: .customLong("sms-url"), help: "HTTP endpoint receiving {\"to\",\"body\"} JSON posts; unset = development outbox (GATEHOUSE_SMS_URL)")
+    var smsURL: String?
+    @Option(name: .customLong("outbox-dir"), help: "Where the development outbox writes messages (GATEHOUSE_OUTBOX_DIR; default ./outbox)")
+    var outboxDir: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
+    var logLevel: String?
+    @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
+    var logFormat: String?
+    @Option(name: .customLong("argon2-memory"), help: "Argon2id memory in KiB for new hashes (GATEHOUSE_ARGON2_MEMORY; default 19456)")
+    var argon2Memory: UInt32?
+    @Option(name: .customLong("argon2-iterations"), help: "Argon2id passes (GATEHOUSE_ARGON2_ITERATIONS; default 2)")
+    var argon2Iterations: UInt32?
+    @Option(name: .customLong("hashing-queue"), help: "Password hashes allowed to wait before logins get 503 (GATEHOUSE_HASHING_QUEUE; default 64)")
+    var hashingQueue: Int?
+    @Option(name: .customLong("refresh-grace"), help: "Seconds a rotated refresh token still yields the same successor (GATEHOUSE_REFRESH_GRACE; default 10)")
+    var refreshGrace: Double?
+    @Option(name: .customLong("max-failures-per-account"), help: "Failed logins per account per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT; default 10)")
+    var maxFailuresPerAccount: Int?
+    @Option(name: .customLong("max-failures-per-ip"), help: "Failed logins per IP per window before 429 (GATEHOUSE_MAX_FAILURES_PER_IP; default 50)")
+    var maxFailuresPerIP: Int?
+    @Option(name: .customLong("failure-window"), help: "Seconds of the failed-login window (GATEHOUSE_FAILURE_WINDOW; default 900)")
+    var failureWindow: Double?
+    @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
+    var trustForwardedFor = false
+
+    func resolve() throws -> ServerConfiguration {
+        var c = ServerConfiguration()
+        c.host = Env.value(host, "GATEHOUSE_HOST") ?? c.host
+        if let p = try int(port.map(String.init), "GATEHOUSE_PORT") { c.port = p }
+        c.publicURL = Env.value(publicURL, "GATEHOUSE_PUBLIC_URL") ?? "http://\(c.host):\(c.port)"
+        while c.publicURL.hasSuffix("/") { c.publicURL.removeLast() }
+        c.databaseURL = store.resolvedDatabaseURL
+        c.secretFile = store.resolvedSecretFile
+        c.smtpURL = Env.value(smtpURL, "GATEHOUSE_SMTP_URL")
+        c.mailFrom = Env.value(mailFrom, "GATEHOUSE_MAIL_FROM") ?? c.mailFrom
+        c.smsURL = Env.value(smsURL, "GATEHOUSE_SMS_URL")
+        c.outboxDir = Env.value(outboxDir, "GATEHOUSE_OUTBOX_DIR") ?? c.outboxDir
+        c.logLevel = Env.value(logLevel, "GATEHOUSE_LOG_LEVEL") ?? c.logLevel
+        c.logFormat = Env.value(logFormat, "GATEHOUSE_LOG_FORMAT") ?? c.logFormat
+        if let m = try int(argon2Memory.map(String.init), "GATEHOUSE_ARGON2_MEMORY") { c.argon2.memoryKiB = UInt32(m) }
+        if let t = try int(argon2Iterations.map(String.init), "GATEHOUSE_ARGON2_ITERATIONS") { c.argon2.iterations = UInt32(t) }
+        if let q = try int(hashingQueue.map(String.init), "GATEHOUSE_HASHING_QUEUE") { c.hashingQueue = q }
+        if let g = Env.value(refreshGrace.map { String($0) }, "GATEHOUSE_REFRESH_GRACE") {
+            guard let v = Double(g), v >= 0 else { throw ValidationError("GATEHOUSE_REFRESH_GRACE must be seconds") }
+            c.refreshReuseGrace = v
+        }
+        if let v = try int(maxFailuresPerAccount.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT") { c.maxFailuresPerAccount = v }
+        if let v = try int(maxFailuresPerIP.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_IP") { c.maxFailuresPerIP = v }
+        if let w = Env.value(failureWindow.map { String($0) }, "GATEHOUSE_FAILURE_WINDOW") {
+            guard let v = Double(w), v > 0 else { throw ValidationError("GATEHOUSE_FAILURE_WINDOW must be seconds") }
+            c.failureWindow = v
+        }
+        c.trustForwardedFor = trustForwardedFor || ProcessInfo.processInfo.environment["GATEHOUSE_TRUST_FORWARDED_FOR"] == "1"
+        guard c.argon2.memoryKiB >= 8 * c.argon2.parallelism, c.argon2.iterations >= 1 else {
+            throw ValidationError("Argon2 parameters are out of range")
+        }
+        guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
+        guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
+        return c
+    }
+
+    private func int(_ flag: String?, _ variable: String) throws -> Int? {
+        guard let raw = Env.value(flag, variable) else { return nil }
+        guard let value = Int(raw), value >= 0 else { throw ValidationError("\(variable) must be a whole number") }
+        return value
+    }
+
+    func run() async throws {
+        let configuration = try resolve()
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        let json = configuration.logFormat == "json"
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "gatehouse")
+        let server = try await GatehouseServer.start(configuration, logger: logger)
+        if let client = server.createdDefaultClient {
+            // Straight to the file handle: `print` may sit in a buffer while the server runs.
+            FileHandle.standardOutput.write(Data("Created the default public client: \(client.id)\n".utf8))
+        }
+        logger.info(
+            "Gatehouse listening",
+            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\((try? DatabaseURL(configuration.databaseURL))?.description ?? "?")"])
+        let app = server.makeApplication()
+        do {
+            try await app.runService()
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+}
