@@ -79,8 +79,11 @@ let package = Package(
         ),
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseCore", "GatehouseServer", "GatehouseStore",
-                           .product(name: "HummingbirdTesting", package: "hummingbird")]
+            dependencies: [
+                "GatehouseCore", "GatehouseServer", "GatehouseStore", "Argon2",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ]
         ),
         .testTarget(name: "Argon2Tests", dependencies: ["Argon2"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore", "GatehouseTesting"]),
@@ -90,6 +93,10 @@ let package = Package(
             dependencies: [
                 "GatehouseServer", "GatehouseTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "Argon2",
             ]
         ),
     ]

@@ -1,0 +1,71 @@
+import Argon2
+import Foundation
+import GatehouseCore
+import GatehouseServer
+import GatehouseStore
+import Hummingbird
+import HummingbirdTesting
+import Logging
+
+/// A Gatehouse on a fresh database with a test clock, cheap Argon2 parameters (debug builds hash
+/// slowly; the cost parameters do not change any rule under test) and a client per setting needed.
+public struct TestServer: Sendable {
+    public let server: GatehouseServer
+    public let clock: TestClock
+    public let database: TestDatabase
+    private let cleanup: @Sendable () async -> Void
+    private let directory: URL
+
+    public static let testArgon2 = Argon2Parameters(memoryKiB: 256, iterations: 1, parallelism: 1)
+
+    public static func start(
+        _ database: TestDatabase = .sqlite, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let (url, dropDatabase) = try await database.make()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-srv-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = ServerConfiguration()
+        configuration.databaseURL = url
+        configuration.secretFile = directory.appendingPathComponent("secret").path
+        configuration.outboxDir = directory.appendingPathComponent("outbox").path
+        configuration.publicURL = "http://127.0.0.1:8080"
+        configuration.argon2 = testArgon2
+        configure(&configuration)
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .critical
+        let clock = TestClock()
+        let server = try await GatehouseServer.start(configuration, clock: clock, logger: logger)
+        return TestServer(
+            server: server, clock: clock, database: database, cleanup: dropDatabase, directory: directory)
+    }
+
+    public var persistence: any Persistence { server.persistence }
+    public var services: CoreServices { server.services }
+    public var defaultClientID: String { server.createdDefaultClient!.id }
+
+    /// Creates a client through the same code path as `gatehouse clients create`.
+    @discardableResult
+    public func createClient(
+        id: String, kind: ClientRecord.Kind = .public, redirectURIs: [String] = [], settings: [String] = []
+    ) async throws -> ClientAdmin.Created {
+        try await ClientAdmin(persistence: persistence, clock: clock).create(
+            id: id, name: id, kind: kind, redirectURIs: redirectURIs, scopes: [], settings: settings)
+    }
+
+    /// Runs `body` against the in-process router, then tears everything down.
+    public func withRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        do {
+            try await server.makeApplication().test(.router, body)
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+    }
+
+    public func stop() async {
+        await server.shutdown()
+        await cleanup()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatehouseAPI
+@testable import GatehouseCore
+import Testing
+
+@Suite("Policies")
+struct PolicyTests {
+    @Test("Password policy: length in characters, bound in bytes, not the email", arguments: [
+        ("", "required"), ("123456789", "too_short"), ("1234567890", nil), ("ada@example.com", "same_as_email"),
+        (String(repeating: "é", count: 513), "too_long"), (String(repeating: "a", count: 1024), nil),
+    ] as [(String, String?)])
+    func passwordPolicy(password: String, code: String?) {
+        var result = ValidationResult()
+        PasswordPolicy().validate(password, email: "Ada@example.com", into: &result)
+        #expect(result.errors.first?.code.rawValue == code)
+        #expect(result.errors.allSatisfy { $0.field == "password" })
+    }
+
+    @Test("Email syntax", arguments: [
+        ("a@b.co", true), ("first.last+tag@sub.example.org", true), ("no-at-sign", false), ("a@b", false),
+        ("@b.co", false), ("a@.b.co", false), ("a@b..co", false), ("a b@c.co", false), ("a@b.co\n", false),
+        ("<a@b.co>", false), (String(repeating: "a", count: 65) + "@b.co", false),
+    ])
+    func emailSyntax(email: String, valid: Bool) {
+        #expect(EmailAddress.isValid(email) == valid)
+    }
+
+    @Test("Profile fields: real past dates, BCP 47 tags, https pictures")
+    func profileValidation() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(ProfileValidator.isPastDate("2000-02-29", now: now))
+        #expect(!ProfileValidator.isPastDate("2001-02-29", now: now))
+        #expect(!ProfileValidator.isPastDate("2100-01-01", now: now))
+        #expect(!ProfileValidator.isPastDate("20000-01-01", now: now))
+        #expect(!ProfileValidator.isPastDate("2000-1-1", now: now))
+        #expect(ProfileValidator.isLanguageTag("en"))
+        #expect(ProfileValidator.isLanguageTag("nb-NO"))
+        #expect(ProfileValidator.isLanguageTag("zh-Hant-TW"))
+        #expect(!ProfileValidator.isLanguageTag("e"))
+        #expect(!ProfileValidator.isLanguageTag("en_GB"))
+        #expect(!ProfileValidator.isLanguageTag("en-"))
+        #expect(ProfileValidator.isHTTPSURL("https://cdn.example.com/a.png"))
+        #expect(!ProfileValidator.isHTTPSURL("http://cdn.example.com/a.png"))
+        #expect(!ProfileValidator.isHTTPSURL("javascript:alert(1)"))
+        var result = ValidationResult()
+        ProfileValidator().validate(Profile(name: String(repeating: "x", count: 201), givenName: "A\u{0007}"), now: now, into: &result)
+        #expect(result.errors.map(\.field) == ["profile.name", "profile.given_name"])
+    }
+
+    @Test("Scopes granted are the requested ones the client allows; openid only on request")
+    func scopeGrant() {
+        let client = ClientRecord(id: "c", name: "c", kind: .public, createdAt: Date())
+        #expect(SessionIssuer.grant(requested: nil, client: client) == ["profile", "email", "offline_access"])
+        #expect(SessionIssuer.grant(requested: "openid email admin email", client: client) == ["openid", "email"])
+    }
+
+    @Test("Client settings parse, and unknown keys or bad values are refused")
+    func clientSettings() throws {
+        var settings = ClientSettings()
+        try ClientSettingsParser.apply(
+            ["email_verification=off", "methods=password,email_otp", "access_token_ttl=300", "terms_client_url=https://x.example/t"],
+            to: &settings)
+        #expect(settings.emailVerification == .off)
+        #expect(settings.methods == ["password", "email_otp"])
+        #expect(settings.accessTokenTTL == 300)
+        for bad in ["nope=1", "email_verification=maybe", "access_token_ttl=5", "methods=carrier_pigeon", "novalue"] {
+            #expect(throws: ClientAdminError.self) { try ClientSettingsParser.apply([bad], to: &settings) }
+        }
+    }
+
+    @Test("Redirect URIs: https, loopback http, reverse-DNS app schemes; nothing else")
+    func redirectURIs() throws {
+        for ok in ["https://app.example.com/cb", "http://127.0.0.1:8000/cb", "com.example.app:/callback"] {
+            try ClientAdmin.validateRedirectURI(ok)
+        }
+        for bad in ["http://evil.example/cb", "javascript:alert(1)", "myapp:/cb", "https://a.example/cb#frag", "not a uri"] {
+            #expect(throws: ClientAdminError.self, "\(bad)") { try ClientAdmin.validateRedirectURI(bad) }
+        }
+    }
+}

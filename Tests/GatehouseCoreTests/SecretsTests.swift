@@ -1,0 +1,61 @@
+import Crypto
+import Foundation
+@testable import GatehouseCore
+import Testing
+
+@Suite("Secrets")
+struct SecretsTests {
+    @Test("Constant-time comparison is exact")
+    func constantTime() {
+        #expect(Secrets.constantTimeEquals("abc", "abc"))
+        #expect(!Secrets.constantTimeEquals("abc", "abd"))
+        #expect(!Secrets.constantTimeEquals("abc", "abcd"))
+        #expect(!Secrets.constantTimeEquals("", "a"))
+    }
+
+    @Test("Tokens carry 256 random bits; codes are 6 digits")
+    func randomness() {
+        let tokens = (0..<100).map { _ in Secrets.token(prefix: "gh_r_") }
+        #expect(Set(tokens).count == 100)
+        #expect(tokens.allSatisfy { $0.hasPrefix("gh_r_") && Base64URL.decode(String($0.dropFirst(5)))?.count == 32 })
+        let codes = (0..<200).map { _ in Secrets.numericCode(digits: 6) }
+        #expect(codes.allSatisfy { $0.count == 6 && $0.allSatisfy(\.isNumber) })
+        #expect(Set(codes).count > 150)
+    }
+
+    @Test("The server secret seals, derives a stable successor, and keys code hashes by binding")
+    func serverSecret() throws {
+        let secret = try ServerSecret(bytes: Array(repeating: 7, count: 32))
+        let other = try ServerSecret(bytes: Array(repeating: 8, count: 32))
+        let sealed = try secret.seal(Data("hello".utf8))
+        #expect(try secret.open(sealed) == Data("hello".utf8))
+        #expect(throws: (any Error).self) { try other.open(sealed) }
+        #expect(secret.refreshSuccessor(of: "gh_r_a") == secret.refreshSuccessor(of: "gh_r_a"))
+        #expect(secret.refreshSuccessor(of: "gh_r_a") != other.refreshSuccessor(of: "gh_r_a"))
+        #expect(secret.refreshSuccessor(of: "gh_r_a") != secret.refreshSuccessor(of: "gh_r_b"))
+        #expect(secret.codeHash("123456", binding: "x") != secret.codeHash("123456", binding: "y"))
+        #expect(throws: ServerSecretError.self) { try ServerSecret(bytes: [1, 2, 3]) }
+    }
+
+    @Test("The secret file is created 0600 and read back")
+    func secretFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-secret-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let first = try ServerSecret.loadOrCreate(path: path)
+        let permissions = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        let again = try ServerSecret.loadOrCreate(path: path)
+        #expect(first.refreshSuccessor(of: "gh_r_x") == again.refreshSuccessor(of: "gh_r_x"))
+    }
+
+    @Test("PKCE: only S256, verified in constant time")
+    func pkce() throws {
+        let verifier = String(repeating: "v", count: 50)
+        let challenge = Base64URL.encode(SHA256.hash(data: Data(verifier.utf8)))
+        let pkce = try #require(PKCEChallenge(challenge: challenge, method: "S256"))
+        #expect(pkce.verify(verifier: verifier))
+        #expect(!pkce.verify(verifier: verifier + "x"))
+        #expect(PKCEChallenge(challenge: challenge, method: "plain") == nil)
+        #expect(PKCEChallenge(challenge: "short", method: "S256") == nil)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import GatehouseTesting
+import HummingbirdTesting
+import Testing
+
+@Suite("Password change and hashing capacity")
+struct PasswordTests {
+    @Test("Changing the password needs the current one, ends the other sessions and queues a notice")
+    func changePassword() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let a = try await signUp(client)
+            let b = try await logIn(client, email: a.email, password: a.password)
+            let missing = try await client.json(.put, "/v1/me/password", ["password": "a brand new secret"], bearer: a.accessToken)
+            #expect(missing.status == .unprocessableContent)
+            #expect((missing.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "current_password")
+            let wrong = try await client.json(
+                .put, "/v1/me/password", ["password": "a brand new secret", "current_password": "not it at all"], bearer: a.accessToken)
+            #expect(wrong.status == .unprocessableContent)
+            let weak = try await client.json(
+                .put, "/v1/me/password", ["password": "short", "current_password": a.password], bearer: a.accessToken)
+            #expect(weak.status == .unprocessableContent)
+            let ok = try await client.json(
+                .put, "/v1/me/password", ["password": "a brand new secret", "current_password": a.password], bearer: a.accessToken)
+            #expect(ok.status == .noContent)
+            #expect(try await client.json(.get, "/v1/me", bearer: a.accessToken).status == .ok)
+            #expect(try await client.json(.get, "/v1/me", bearer: b.accessToken).status == .unauthorized)
+            let old = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": a.email, "password": a.password])
+            #expect(old.status == .unauthorized)
+            _ = try await logIn(client, email: a.email, password: "a brand new secret")
+            let kinds = try await server.persistence.read { try await $0.outbox.list(status: nil, limit: 10) }.map(\.kind)
+            #expect(kinds.contains("password_changed"))
+        }
+    }
+
+    @Test("Profile updates merge and are validated field by field")
+    func profileUpdate() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let a = try await signUp(client)
+            let first = try await client.json(.patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1815-12-10"]], bearer: a.accessToken)
+            #expect(first.status == .unprocessableContent)  // before 1850 is rejected as implausible
+            let ok = try await client.json(.patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1990-02-28", "metadata": ["tier": "gold"] as [String: String]] as [String: any Sendable]], bearer: a.accessToken)
+            #expect(ok.status == .ok)
+            let second = try await client.json(.patch, "/v1/me", ["profile": ["family_name": "Lovelace"]], bearer: a.accessToken)
+            let profile = try #require(second.object["profile"] as? [String: Any])
+            #expect(profile["given_name"] as? String == "Ada")
+            #expect(profile["family_name"] as? String == "Lovelace")
+            #expect((profile["metadata"] as? [String: Any])?["tier"] as? String == "gold")
+            let bad = try await client.json(.patch, "/v1/me", ["profile": ["birthdate": "2023-02-30"]], bearer: a.accessToken)
+            #expect((bad.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "profile.birthdate")
+        }
+    }
+
+    @Test("When the hashing queue is full, logins get 503 with Retry-After instead of waiting without bound")
+    func hashingBackpressure() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.hashingThreads = 1
+            $0.hashingQueue = 0
+            $0.argon2 = .init(memoryKiB: 8192, iterations: 3, parallelism: 1)
+            $0.maxFailuresPerAccount = 1000
+            $0.maxFailuresPerIP = 1000
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        let r = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+                        return (Int(r.status.code), r.headers[.retryAfter])
+                    }
+                }
+                var all: [(Int, String?)] = []
+                for try await s in group { all.append(s) }
+                return all
+            }
+            #expect(statuses.contains { $0.0 == 200 })
+            let busy = statuses.filter { $0.0 == 503 }
+            #expect(!busy.isEmpty, "\(statuses.map(\.0))")
+            #expect(busy.allSatisfy { $0.1 != nil })
+            #expect(statuses.allSatisfy { $0.0 == 200 || $0.0 == 503 })
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GatehouseServer
+import GatehouseTesting
+import HummingbirdTesting
+import Testing
+
+/// A user signed in through the real HTTP routes.
+struct SignedIn {
+    var email: String
+    var password: String
+    var accessToken: String
+    var refreshToken: String
+    var sessionID: String
+}
+
+extension TestServer {
+    /// A client without email verification, so sign-up signs in at once.
+    static let openClient = "open-app"
+
+    static func startOpen(_ database: TestDatabase, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+        let server = try await TestServer.start(database, configure: configure)
+        try await server.createClient(id: openClient, settings: ["email_verification=off"])
+        return server
+    }
+}
+
+
+
+func signUp(
+    _ client: some TestClientProtocol, email: String = "user-\(UUID().uuidString.prefix(8))@example.com",
+    password: String = "correct horse battery", clientID: String = TestServer.openClient
+) async throws -> SignedIn {
+    let response = try await client.json(
+        .post, "/v1/signup", ["client_id": clientID, "email": email, "password": password])
+    #expect(response.status == .created, "signup: \(response.text)")
+    return try signedIn(response, email: email, password: password)
+}
+
+func logIn(_ client: some TestClientProtocol, email: String, password: String, clientID: String = TestServer.openClient)
+    async throws -> SignedIn
+{
+    let response = try await client.json(.post, "/v1/login", ["client_id": clientID, "email": email, "password": password])
+    #expect(response.status == .ok, "login: \(response.text)")
+    return try signedIn(response, email: email, password: password)
+}
+
+private func signedIn(_ response: TestResponse, email: String, password: String) throws -> SignedIn {
+    let access = try #require(response.string("access_token"))
+    let refresh = try #require(response.string("refresh_token"))
+    let claims = try decodeClaims(access)
+    return SignedIn(
+        email: email, password: password, accessToken: access, refreshToken: refresh,
+        sessionID: try #require(claims["sid"] as? String))
+}
+
+/// The payload of a JWT, unverified: for asserting on claims.
+func decodeClaims(_ jwt: String) throws -> [String: Any] {
+    let parts = jwt.split(separator: ".")
+    try #require(parts.count == 3)
+    return try #require(try JSONSerialization.jsonObject(with: try decodeSegment(String(parts[1]))) as? [String: Any])
+}
+
+/// base64url without padding, as in JWTs.
+func decodeSegment(_ segment: String) throws -> Data {
+    var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while base64.count % 4 != 0 { base64 += "=" }
+    return try #require(Data(base64Encoded: base64))
+}
+
+func refresh(_ client: some TestClientProtocol, _ token: String, clientID: String = TestServer.openClient) async throws -> TestResponse {
+    try await client.form("/oauth/token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": clientID])
+}

@@ -1,0 +1,106 @@
+import Crypto
+import Foundation
+import GatehouseTesting
+import HummingbirdTesting
+import Testing
+
+/// Forged and stale access tokens must all be refused with 401.
+@Suite("Access-token verification")
+struct TokenAttackTests {
+    static func b64url(_ data: some DataProtocol) -> String {
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func header(_ fields: [String: String]) throws -> String {
+        b64url(try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]))
+    }
+
+    static func parts(_ jwt: String) -> [String] { jwt.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+
+    func expectRejected(_ client: some TestClientProtocol, _ token: String, _ label: String) async throws {
+        let me = try await client.json(.get, "/v1/me", bearer: token)
+        #expect(me.status == .unauthorized, "\(label): \(me.status)")
+        #expect(me.headers[.contentType] == "application/problem+json", "\(label)")
+    }
+
+    @Test("alg none, HS256 with the public key, unknown kid, wrong key, tampered and expired tokens are 401")
+    func forgedTokens() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            let real = Self.parts(user.accessToken)
+            #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status == .ok)
+            let kid = try #require(server.server.keys.currentKID)
+
+            // alg: none, no signature.
+            let none = try Self.header(["alg": "none", "typ": "at+jwt", "kid": kid]) + "." + real[1] + "."
+            try await expectRejected(client, none, "alg none")
+
+            // HS256 keyed with the public key, the classic algorithm-confusion attack.
+            let jwks = try #require(try JSONSerialization.jsonObject(with: server.server.keys.jwksDocument()) as? [String: Any])
+            let jwk = try #require((jwks["keys"] as? [[String: String]])?.first)
+            func decode(_ s: String) -> Data {
+                var b = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                while b.count % 4 != 0 { b += "=" }
+                return Data(base64Encoded: b)!
+            }
+            let publicKey = try P256.Signing.PublicKey(x963Representation: [0x04] + decode(jwk["x"]!) + decode(jwk["y"]!))
+            for keyMaterial in [Data(publicKey.pemRepresentation.utf8), publicKey.x963Representation, publicKey.derRepresentation] {
+                let input = try Self.header(["alg": "HS256", "typ": "at+jwt", "kid": kid]) + "." + real[1]
+                let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: keyMaterial))
+                try await expectRejected(client, input + "." + Self.b64url(Data(mac)), "HS256 with public key")
+            }
+
+            // A well-formed ES256 token from a key we never published, under an unknown kid and under ours.
+            let rogue = P256.Signing.PrivateKey()
+            for rogueKid in ["unknown-kid", kid] {
+                let input = try Self.header(["alg": "ES256", "typ": "at+jwt", "kid": rogueKid]) + "." + real[1]
+                let signature = try rogue.signature(for: Data(input.utf8)).rawRepresentation
+                try await expectRejected(client, input + "." + Self.b64url(signature), "rogue key, kid \(rogueKid)")
+            }
+            // No kid at all.
+            try await expectRejected(
+                client, try Self.header(["alg": "ES256", "typ": "at+jwt"]) + "." + real[1] + "." + real[2], "no kid")
+
+            // Tampered payload, original signature.
+            var claims = try decodeClaims(user.accessToken)
+            claims["sub"] = UUID().uuidString.lowercased()
+            let tampered = real[0] + "." + Self.b64url(try JSONSerialization.data(withJSONObject: claims)) + "." + real[2]
+            try await expectRejected(client, tampered, "tampered")
+
+            // Garbage.
+            for junk in ["", "a.b", "a.b.c", "....", String(repeating: "x", count: 10_000)] {
+                try await expectRejected(client, junk, "junk \(junk.prefix(10))")
+            }
+
+            // Expired: 15 minutes is the default lifetime.
+            server.clock.advance(by: 15 * 60 + 1)
+            try await expectRejected(client, user.accessToken, "expired")
+        }
+    }
+
+    @Test("Rotated keys: old tokens still verify, new tokens use the new kid, both keys are published")
+    func keyRotation() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let before = try await signUp(client)
+            let oldKid = try #require(server.server.keys.currentKID)
+            let newKid = try await server.server.keys.rotate(publishOldFor: 24 * 3600)
+            #expect(newKid != oldKid)
+            let jwks = try await client.json(.get, "/.well-known/jwks.json")
+            let kids = Set(((jwks.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String })
+            #expect(kids == [oldKid, newKid])
+            #expect(try await client.json(.get, "/v1/me", bearer: before.accessToken).status == .ok)
+            let after = try await logIn(client, email: before.email, password: before.password)
+            let header = try decodeSegment(Self.parts(after.accessToken)[0])
+            #expect(String(decoding: header, as: UTF8.self).contains(newKid))
+
+            // Once the old key's publication window is over it is gone from the JWKS.
+            server.clock.advance(by: 24 * 3600 + 1)
+            try await server.server.keys.load()
+            let later = try await client.json(.get, "/.well-known/jwks.json")
+            #expect(((later.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String } == [newKid])
+        }
+    }
+}
