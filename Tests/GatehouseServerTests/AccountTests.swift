@@ -173,7 +173,7 @@ struct AccountTests {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
             let user = try await signUp(client)
-            let record = try #require(try await server.persistence.read { try await $0.users.find(email: user.email) })
+            let record = try #require(try await server.persistence.read { try await $0.users.find(email: user.email.lowercased()) })
             let legacy = Bcrypt.hash(user.password, cost: 4)
             #expect(legacy.hasPrefix("$2b$"))
             try await server.persistence.transaction {

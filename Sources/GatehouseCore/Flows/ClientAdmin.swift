@@ -73,10 +73,16 @@ public struct ClientAdmin: Sendable {
         }
     }
 
+    /// Deletes the client and ends its sessions, so a client later created with the same id cannot
+    /// inherit them.
     public func delete(id: String) async throws {
-        guard try await persistence.transaction({ try await $0.clients.delete(id: id) }) else {
-            throw ClientAdminError.notFound(id)
+        let now = clock.now()
+        let deleted = try await persistence.transaction { stores -> Bool in
+            guard try await stores.clients.delete(id: id) else { return false }
+            _ = try await stores.sessions.revokeAll(clientID: id, at: now, reason: .clientDeleted)
+            return true
         }
+        guard deleted else { throw ClientAdminError.notFound(id) }
     }
 
     /// Creates the default public client on an empty database; returns it when it was created now.

@@ -35,6 +35,9 @@ public struct RefreshFlow: Sendable {
                 return .invalid("The session has ended.")
             }
             guard session.clientID == client.id else { return .invalid("The refresh token belongs to another client.") }
+            guard try await stores.users.find(id: session.userID)?.state == .active else {
+                return .invalid("The account is disabled.")
+            }
             guard record.expiresAt > now else { return .invalid("The refresh token has expired.") }
 
             if try await stores.refreshTokens.claimRotation(hash: hash, at: now) {

@@ -30,6 +30,9 @@ public struct SignupFlow: Sendable {
         ProfileValidator().validate(profile, now: now, into: &result)
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
+        try await services.persistence.transaction { stores in
+            try await LoginThrottle(policy: services.settings.throttle).countSignup(ip: meta.ipAddress, stores: stores, now: now)
+        }
 
         let hash = try await services.hasher.hash(request.password)
         let user = UserRecord(
@@ -57,14 +60,15 @@ public struct SignupFlow: Sendable {
                         isNew: true))
             }
         } catch StoreError.conflict {
-            return try await alreadyRegistered(email: email, client: client, meta: meta, now: now)
+            return try await alreadyRegistered(email: email, profile: profile, client: client, meta: meta, now: now)
         }
     }
 
     /// With enumeration protection on and verification required, the answer for a taken address is the
     /// same 201 as for a new one, and the owner is told by mail. When verification is off a new account
     /// is signed in at once, so the difference cannot be hidden and the answer is 409.
-    private func alreadyRegistered(email: String, client: ClientRecord, meta: RequestMeta, now: Date) async throws
+    private func alreadyRegistered(email: String, profile: Profile, client: ClientRecord, meta: RequestMeta, now: Date)
+        async throws
         -> Outcome
     {
         guard client.settings.enumerationProtection.isOn, client.settings.emailVerification == .required else {
@@ -73,7 +77,8 @@ public struct SignupFlow: Sendable {
         try await services.persistence.transaction { stores in
             try await verification.notifyExistingAccount(email: email, client: client, meta: meta, stores: stores)
         }
-        let decoy = UserRecord(email: email, createdAt: now, hasPassword: true)
+        // Everything a new account would echo, so the two answers cannot be told apart.
+        let decoy = UserRecord(email: email, profile: profile, createdAt: now, hasPassword: true)
         return .verificationRequired(decoy.wire)
     }
 

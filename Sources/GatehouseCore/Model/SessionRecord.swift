@@ -48,6 +48,7 @@ public enum RevokeReason: String, Sendable {
     case refreshTokenReuse = "refresh_token_reuse"
     case passwordChanged = "password_changed"
     case tokenRevoked = "token_revoked"
+    case clientDeleted = "client_deleted"
 }
 
 /// One link of a session's refresh-token chain, stored by hash only.

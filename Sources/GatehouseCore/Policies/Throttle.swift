@@ -8,10 +8,17 @@ public struct ThrottlePolicy: Sendable, Hashable {
     public var maxFailuresPerIP: Int
     public var window: TimeInterval
 
-    public init(maxFailuresPerAccount: Int = 10, maxFailuresPerIP: Int = 50, window: TimeInterval = 15 * 60) {
+    /// Sign-ups per client IP in one window: each costs a password hash and may send a mail.
+    public var maxSignupsPerIP: Int
+
+    public init(
+        maxFailuresPerAccount: Int = 10, maxFailuresPerIP: Int = 50, window: TimeInterval = 15 * 60,
+        maxSignupsPerIP: Int = 30
+    ) {
         self.maxFailuresPerAccount = maxFailuresPerAccount
         self.maxFailuresPerIP = maxFailuresPerIP
         self.window = window
+        self.maxSignupsPerIP = maxSignupsPerIP
     }
 }
 
@@ -49,7 +56,18 @@ public struct LoginThrottle: Sendable {
         try await stores.attempts.reset(key: Self.accountKey(email))
     }
 
+    /// Counts a sign-up attempt from `ip`; throws 429 past the limit.
+    public func countSignup(ip: String?, stores: any Stores, now: Date) async throws {
+        guard let ip else { return }
+        let count = try await stores.attempts.recordFailure(key: "signup:ip:" + ip, now: now, window: policy.window)
+        if count.count > policy.maxSignupsPerIP {
+            throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now))
+        }
+    }
+
     private func retryAfter(_ count: AttemptCount, now: Date) -> Int {
-        Int((count.windowStart.addingTimeInterval(policy.window).timeIntervalSince(now)).rounded(.up))
+        let left = count.windowStart.addingTimeInterval(policy.window).timeIntervalSince(now)
+        // Stored times are whole milliseconds, so `left` can exceed the window by a hair.
+        return min(Int(policy.window.rounded(.up)), max(1, Int(left.rounded(.up))))
     }
 }

@@ -38,6 +38,8 @@ public protocol SessionStore: Sendable {
     func touch(id: UUID, at: Date) async throws
     /// Revokes one live session; returns whether it was live.
     func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool
+    /// Revokes every live session of a client (the client is being deleted); returns how many.
+    func revokeAll(clientID: String, at: Date, reason: RevokeReason) async throws -> Int
     /// Revokes every live session of a user except `except`; returns how many.
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int
 }

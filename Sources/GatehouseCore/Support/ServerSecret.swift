@@ -1,5 +1,10 @@
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The server secret and the keys derived from it. Each use gets its own HKDF-derived key so that
 /// no two purposes share key material.
@@ -23,16 +28,26 @@ public struct ServerSecret: Sendable {
     /// Reads the secret file, creating it (0600, 256 random bits) when missing.
     public static func loadOrCreate(path: String) throws -> ServerSecret {
         let fm = FileManager.default
-        if !fm.fileExists(atPath: path) {
-            let fresh = Data(Secrets.randomBytes(32)).base64EncodedString() + "\n"
-            let created = fm.createFile(
-                atPath: path, contents: Data(fresh.utf8), attributes: [.posixPermissions: 0o600])
-            if !created { throw ServerSecretError.unwritable(path) }
-        }
+        if !fm.fileExists(atPath: path) { try create(path: path) }
         guard let contents = fm.contents(atPath: path) else { throw ServerSecretError.unreadable(path) }
         let text = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let bytes = Data(base64Encoded: text) else { throw ServerSecretError.malformed(path) }
         return try ServerSecret(bytes: Array(bytes))
+    }
+
+    /// Created 0600 from the first byte (FileManager writes 0644 and chmods afterwards) and with
+    /// O_EXCL, so two nodes starting at once cannot each write a different secret: the loser reads
+    /// the winner's.
+    private static func create(path: String) throws {
+        let descriptor = openExclusive(path)
+        guard descriptor >= 0 else {
+            if errno == EEXIST { return }
+            throw ServerSecretError.unwritable(path)
+        }
+        defer { close(descriptor) }
+        let fresh = Array((Data(Secrets.randomBytes(32)).base64EncodedString() + "\n").utf8)
+        let written = fresh.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == fresh.count, fsync(descriptor) == 0 else { throw ServerSecretError.unwritable(path) }
     }
 
     /// AES-GCM seals `plaintext`; the result is base64 of nonce‖ciphertext‖tag.
@@ -77,4 +92,13 @@ public enum ServerSecretError: Error, CustomStringConvertible {
         case .malformed(let p): "the server secret at \(p) is not base64"
         }
     }
+}
+
+/// `open(O_CREAT|O_EXCL, 0600)`, outside `ServerSecret`, whose own `open` would shadow the C function.
+private func openExclusive(_ path: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+    #else
+    Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+    #endif
 }

@@ -26,6 +26,7 @@ public struct ServerConfiguration: Sendable {
     public var maxFailuresPerAccount = 10
     public var maxFailuresPerIP = 50
     public var failureWindow: TimeInterval = 15 * 60
+    public var maxSignupsPerIP = 30
     /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
     public var trustForwardedFor = false
 
@@ -35,7 +36,8 @@ public struct ServerConfiguration: Sendable {
         var settings = CoreSettings(publicURL: publicURL)
         settings.refreshReuseGrace = refreshReuseGrace
         settings.throttle = ThrottlePolicy(
-            maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP, window: failureWindow)
+            maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP, window: failureWindow,
+            maxSignupsPerIP: maxSignupsPerIP)
         return settings
     }
 }

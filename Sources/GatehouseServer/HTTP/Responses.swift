@@ -31,7 +31,12 @@ enum Responses {
     static func problem(_ error: GatehouseError) -> Response {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        if error.status == 401 { headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\"" }
+        // RFC 6750 §3: a missing token gets the bare challenge, a bad one says why.
+        if error.code == .unauthorized {
+            headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\""
+        } else if error.code == .invalidToken || error.code == .sessionRevoked {
+            headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\", error=\"invalid_token\""
+        }
         let body = (try? encoder.encode(error.problem)) ?? Data()
         return Response(
             status: .init(code: error.status), headers: headers, body: .init(byteBuffer: ByteBuffer(data: body)))

@@ -12,14 +12,14 @@ struct DiscoveryRoutes: Sendable {
         let issuer = server.configuration.publicURL
         let document: [String: Any] = [
             "issuer": issuer,
-            "authorization_endpoint": issuer + "/oauth/authorize",
             "token_endpoint": issuer + "/oauth/token",
             "revocation_endpoint": issuer + "/oauth/revoke",
             "introspection_endpoint": issuer + "/oauth/introspect",
-            "userinfo_endpoint": issuer + "/userinfo",
             "jwks_uri": issuer + "/.well-known/jwks.json",
-            "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            // Only what this server answers today; the authorization endpoint and userinfo come with
+            // the hosted sign-in pages.
+            "response_types_supported": [String](),
+            "grant_types_supported": ["refresh_token", "client_credentials"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": ["ES256"],
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],

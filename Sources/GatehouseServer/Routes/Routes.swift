@@ -11,8 +11,8 @@ struct Routes {
         let services = server.services
         // Metrics outermost so it counts the status the client saw, not the error thrown inside.
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: ErrorMiddleware())
         router.add(middleware: AccessLogMiddleware())
+        router.add(middleware: ErrorMiddleware())
 
         let accounts = AccountRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
         router.post("/v1/signup", use: accounts.signup)
@@ -49,10 +49,12 @@ struct Routes {
 extension RequestMeta {
     init(request: Request, remoteAddress: String?, trustForwardedFor: Bool) {
         var ip = remoteAddress
+        // The rightmost entry is the one our proxy appended; entries left of it are the client's to forge.
         if trustForwardedFor, let forwarded = request.headers[HTTPField.Name("X-Forwarded-For")!],
-            let first = forwarded.split(separator: ",").first
+            let last = forwarded.split(separator: ",").last
         {
-            ip = first.trimmingCharacters(in: .whitespaces)
+            let candidate = last.trimmingCharacters(in: .whitespaces)
+            if candidate.count <= 45, candidate.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) { ip = candidate }
         }
         self.init(
             ipAddress: ip, userAgent: request.headers[.userAgent],

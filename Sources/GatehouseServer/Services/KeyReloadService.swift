@@ -10,8 +10,12 @@ struct KeyReloadService: Service {
 
     func run() async throws {
         while !Task.isCancelledOrShuttingDown {
-            try? await Task.sleep(for: .seconds(60))
-            if Task.isCancelledOrShuttingDown { break }
+            // Ends at once on graceful shutdown instead of holding it up for a minute.
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
+            } catch {
+                break
+            }
             do {
                 try await keys.load()
             } catch {

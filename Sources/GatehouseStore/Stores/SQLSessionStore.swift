@@ -52,6 +52,15 @@ struct SQLSessionStore: SessionStore {
         ).all().isEmpty
     }
 
+    func revokeAll(clientID: String, at: Date, reason: RevokeReason) async throws -> Int {
+        try await db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: Columns.millis(at)), revoke_reason = \(bind: reason.rawValue)
+            WHERE client_id = \(bind: clientID) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().count
+    }
+
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int {
         try await db.raw(
             """
