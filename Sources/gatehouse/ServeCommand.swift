@@ -41,6 +41,8 @@ struct ServeCommand: AsyncParsableCommand {
     var maxFailuresPerIP: Int?
     @Option(name: .customLong("failure-window"), help: "Seconds of the failed-login window (GATEHOUSE_FAILURE_WINDOW; default 900)")
     var failureWindow: Double?
+    @Option(name: .customLong("max-signups-per-ip"), help: "Sign-ups per IP per window before 429 (GATEHOUSE_MAX_SIGNUPS_PER_IP; default 30)")
+    var maxSignupsPerIP: Int?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
 
@@ -67,6 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let v = try int(maxFailuresPerAccount.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT") { c.maxFailuresPerAccount = v }
         if let v = try int(maxFailuresPerIP.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_IP") { c.maxFailuresPerIP = v }
+        if let v = try int(maxSignupsPerIP.map(String.init), "GATEHOUSE_MAX_SIGNUPS_PER_IP") { c.maxSignupsPerIP = v }
         if let w = Env.value(failureWindow.map { String($0) }, "GATEHOUSE_FAILURE_WINDOW") {
             guard let v = Double(w), v > 0 else { throw ValidationError("GATEHOUSE_FAILURE_WINDOW must be seconds") }
             c.failureWindow = v

@@ -1,0 +1,59 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// The HTTP calls the scenarios make, on a shared async-http-client pool.
+public struct BenchClient: Sendable {
+    public let http: HTTPClient
+    public let baseURL: String
+    public let clientID: String
+
+    public init(http: HTTPClient, baseURL: String, clientID: String) {
+        self.http = http
+        self.baseURL = baseURL
+        self.clientID = clientID
+    }
+
+    public struct Answer: Sendable {
+        public var status: Int
+        public var body: ByteBuffer
+        public var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] }
+        public func string(_ key: String) -> String? { json?[key] as? String }
+    }
+
+    public func postJSON(_ path: String, _ body: [String: String], bearer: String? = nil) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
+        return try await send(request)
+    }
+
+    public func postForm(_ path: String, _ fields: [(String, String)], basic: (String, String)? = nil) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        if let (id, secret) = basic {
+            request.headers.add(name: "Authorization", value: "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString())
+        }
+        let body = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }
+            .joined(separator: "&")
+        request.body = .bytes(ByteBuffer(string: body))
+        return try await send(request)
+    }
+
+    public func get(_ path: String, bearer: String? = nil) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        return try await send(request)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws -> Answer {
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 4 << 20)
+        return Answer(status: Int(response.status.code), body: body)
+    }
+}

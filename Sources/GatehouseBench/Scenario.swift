@@ -1,0 +1,37 @@
+import Foundation
+
+/// What a virtual user does in a loop.
+public enum Scenario: String, CaseIterable, Sendable, Codable {
+    case login, refresh, introspect, jwks, me, signup
+}
+
+/// A refresh-token chain: each virtual user follows its own, so rotation is real and never collides.
+public struct RefreshChain: Sendable {
+    public private(set) var token: String
+    public private(set) var rotations = 0
+
+    public init(token: String) { self.token = token }
+
+    /// Takes the successor from a token answer; `false` when the answer carries none (the chain broke).
+    public mutating func advance(with successor: String?) -> Bool {
+        guard let successor, !successor.isEmpty, successor != token else { return false }
+        token = successor
+        rotations += 1
+        return true
+    }
+}
+
+/// Seeded accounts the login scenario cycles through.
+public struct SeedUser: Sendable, Hashable {
+    public var email: String
+    public var password: String
+
+    public init(email: String, password: String) {
+        self.email = email
+        self.password = password
+    }
+
+    public static func make(count: Int, runID: String) -> [SeedUser] {
+        (0..<count).map { SeedUser(email: "bench-\(runID)-\($0)@example.com", password: "bench password \($0) \(runID)") }
+    }
+}

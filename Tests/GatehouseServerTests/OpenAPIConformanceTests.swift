@@ -1,0 +1,83 @@
+import Foundation
+import GatehouseServer
+import GatehouseTesting
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Every answer the server gives to a broad set of requests is described by its own OpenAPI document:
+/// the route, the status, the content type, the required headers and the body's schema.
+@Suite("OpenAPI conformance")
+struct OpenAPIConformanceTests {
+    @Test("Real answers match the served document")
+    func answersMatchDocument() async throws {
+        let server = try await TestServer.startOpen(.sqlite) { $0.maxFailuresPerAccount = 3 }
+        let backend = try await server.createClient(id: "backend", kind: .confidential)
+        let secret = try #require(backend.secret)
+        try await server.withRouter { client in
+            let document = try OpenAPIDocument(yaml: try await client.json(.get, "/openapi.yaml").text)
+            var problems: [String] = []
+            var checked = 0
+            func check(_ method: HTTPRequest.Method, _ path: String, _ response: TestResponse) {
+                checked += 1
+                problems += document.check(method: method.rawValue, path: path, response: response)
+            }
+
+            // Accounts
+            let user = try await signUp(client)
+            check(.post, "/v1/signup", try await client.json(.post, "/v1/signup", ["client_id": TestServer.openClient, "email": "x-\(UUID())@example.com", "password": "correct horse battery", "profile": ["name": "X"]]))
+            check(.post, "/v1/signup", try await client.json(.post, "/v1/signup", ["email": "pending@example.com", "password": "correct horse battery"]))
+            check(.post, "/v1/signup", try await client.json(.post, "/v1/signup", ["client_id": TestServer.openClient, "email": user.email, "password": "correct horse battery"]))
+            check(.post, "/v1/signup", try await client.json(.post, "/v1/signup", ["client_id": TestServer.openClient, "email": "bad", "password": "x"]))
+            check(.post, "/v1/signup", try await client.json(.post, "/v1/signup", ["client_id": "nope", "email": "a@b.co", "password": "correct horse battery"]))
+            check(.post, "/v1/signup", try await client.raw(.post, "/v1/signup", body: Array("{".utf8), contentType: "application/json"))
+            check(.post, "/v1/signup", try await client.raw(.post, "/v1/signup", body: Array("{}".utf8), contentType: "text/plain"))
+            check(.post, "/v1/signup", try await client.raw(.post, "/v1/signup", body: Array(repeating: 32, count: (1 << 20) + 1), contentType: "application/json"))
+            check(.post, "/v1/login", try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password]))
+            check(.post, "/v1/login", try await client.json(.post, "/v1/login", ["email": "pending@example.com", "password": "correct horse battery"]))
+            for _ in 0..<3 {
+                check(.post, "/v1/login", try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "wrong password"]))
+            }
+            check(.post, "/v1/login", try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password]))
+            check(.post, "/v1/login", try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient]))
+
+            // The signed-in user
+            check(.get, "/v1/me", try await client.json(.get, "/v1/me", bearer: user.accessToken))
+            check(.get, "/v1/me", try await client.json(.get, "/v1/me"))
+            check(.get, "/v1/me", try await client.json(.get, "/v1/me", bearer: "nope"))
+            check(.patch, "/v1/me", try await client.json(.patch, "/v1/me", ["profile": ["family_name": "Lovelace"]], bearer: user.accessToken))
+            check(.patch, "/v1/me", try await client.json(.patch, "/v1/me", ["profile": ["birthdate": "tomorrow"]], bearer: user.accessToken))
+            check(.get, "/v1/me/sessions", try await client.json(.get, "/v1/me/sessions", bearer: user.accessToken))
+            let other = try await signUp(client)
+            check(.delete, "/v1/me/sessions/\(other.sessionID)", try await client.json(.delete, "/v1/me/sessions/\(other.sessionID)", bearer: user.accessToken))
+            let second = try await signUp(client, email: "second-\(UUID())@example.com")
+            let again = try await logIn(client, email: second.email, password: second.password)
+            check(.delete, "/v1/me/sessions/\(again.sessionID)", try await client.json(.delete, "/v1/me/sessions/\(again.sessionID)", bearer: second.accessToken))
+            check(.put, "/v1/me/password", try await client.json(.put, "/v1/me/password", ["password": "x"], bearer: second.accessToken))
+            check(.put, "/v1/me/password", try await client.json(.put, "/v1/me/password", ["password": "another long one", "current_password": second.password], bearer: second.accessToken))
+
+            // OAuth
+            let refreshed = try await refresh(client, second.refreshToken)
+            check(.post, "/oauth/token", refreshed)
+            check(.post, "/oauth/token", try await client.form("/oauth/token", ["grant_type": "refresh_token", "refresh_token": "gh_r_nope", "client_id": TestServer.openClient]))
+            check(.post, "/oauth/token", try await client.form("/oauth/token", ["grant_type": "client_credentials"], basic: ("backend", secret)))
+            check(.post, "/oauth/token", try await client.form("/oauth/token", ["grant_type": "client_credentials"], basic: ("backend", "wrong")))
+            check(.post, "/oauth/token", try await client.form("/oauth/token", ["grant_type": "magic"]))
+            check(.post, "/oauth/token", try await client.raw(.post, "/oauth/token", body: Array("{}".utf8), contentType: "application/json"))
+            check(.post, "/oauth/introspect", try await client.form("/oauth/introspect", ["token": second.accessToken], basic: ("backend", secret)))
+            check(.post, "/oauth/introspect", try await client.form("/oauth/introspect", ["token": "junk"], basic: ("backend", secret)))
+            check(.post, "/oauth/introspect", try await client.form("/oauth/introspect", ["token": "junk"], basic: ("backend", "wrong")))
+            check(.post, "/oauth/revoke", try await client.form("/oauth/revoke", ["token": user.refreshToken, "client_id": TestServer.openClient]))
+            check(.post, "/v1/logout", try await client.json(.post, "/v1/logout", ["scope": "global"], bearer: user.accessToken))
+            check(.post, "/v1/logout", try await client.json(.post, "/v1/logout", ["scope": "everything"], bearer: second.accessToken))
+
+            // Discovery and operations
+            for path in ["/.well-known/openid-configuration", "/.well-known/jwks.json", "/health/live", "/health/ready", "/metrics", "/openapi.yaml"] {
+                check(.get, path, try await client.json(.get, path))
+            }
+
+            #expect(checked > 40)
+            #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        }
+    }
+}
