@@ -19,7 +19,8 @@ public struct TestServer: Sendable {
     public static let testArgon2 = Argon2Parameters(memoryKiB: 256, iterations: 1, parallelism: 1)
 
     public static func start(
-        _ database: TestDatabase = .sqlite, configure: (inout ServerConfiguration) -> Void = { _ in }
+        _ database: TestDatabase = .sqlite, logs: CapturedLogs? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let (url, dropDatabase) = try await database.make()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-srv-\(UUID().uuidString)")
@@ -33,6 +34,7 @@ public struct TestServer: Sendable {
         configure(&configuration)
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .critical
+        if let logs { logger = logs.logger(label: "gatehouse-test") }
         let clock = TestClock()
         let server = try await GatehouseServer.start(configuration, clock: clock, logger: logger)
         return TestServer(

@@ -78,3 +78,17 @@ struct PolicyTests {
         }
     }
 }
+
+@Suite("Throttle keys")
+struct ThrottleKeyTests {
+    @Test("IPv4 counts per address; IPv6 per /64", arguments: [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
+        ("2001:DB8:1:2::99", "2001:db8:1:2::/64"),
+        ("2001:db8::1", "2001:db8:0:0::/64"),
+        ("::1", "0:0:0:0::/64"),
+    ])
+    func addressBlocks(ip: String, block: String) {
+        #expect(LoginThrottle.addressBlock(ip) == block)
+    }
+}

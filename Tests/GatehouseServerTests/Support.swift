@@ -17,8 +17,10 @@ extension TestServer {
     /// A client without email verification, so sign-up signs in at once.
     static let openClient = "open-app"
 
-    static func startOpen(_ database: TestDatabase, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
-        let server = try await TestServer.start(database, configure: configure)
+    static func startOpen(
+        _ database: TestDatabase, logs: CapturedLogs? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let server = try await TestServer.start(database, logs: logs, configure: configure)
         try await server.createClient(id: openClient, settings: ["email_verification=off"])
         return server
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseCore
 import GatehouseTesting
 import HummingbirdTesting
 import Testing
@@ -77,6 +78,34 @@ struct TokenAttackTests {
             // Expired: 15 minutes is the default lifetime.
             server.clock.advance(by: 15 * 60 + 1)
             try await expectRejected(client, user.accessToken, "expired")
+        }
+    }
+
+    @Test("A key planted in the database without the server secret neither verifies nor is published")
+    func plantedKey() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            let rogue = P256.Signing.PrivateKey()
+            let x963 = Array(rogue.publicKey.x963Representation)
+            let jwk = try JSONSerialization.data(withJSONObject: [
+                "kty": "EC", "crv": "P-256", "kid": "planted", "alg": "ES256",
+                "x": Self.b64url(Data(x963[1..<33])), "y": Self.b64url(Data(x963[33..<65])),
+            ])
+            let now = server.clock.now()
+            try await server.persistence.transaction {
+                try await $0.signingKeys.insert(SigningKeyRecord(
+                    kid: "planted", algorithm: "ES256", publicJWK: String(decoding: jwk, as: UTF8.self),
+                    sealedPrivateKey: Data(rogue.rawRepresentation).base64EncodedString(), createdAt: now,
+                    retiredAt: now, publishUntil: now + 3600))
+            }
+            try await server.server.keys.load()
+            let jwks = try await client.json(.get, "/.well-known/jwks.json")
+            #expect(!jwks.text.contains("planted"))
+            let input = try Self.header(["alg": "ES256", "typ": "at+jwt", "kid": "planted"]) + "." + Self.parts(user.accessToken)[1]
+            let forged = input + "." + Self.b64url(try rogue.signature(for: Data(input.utf8)).rawRepresentation)
+            try await expectRejected(client, forged, "planted key")
+            #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status == .ok)
         }
     }
 

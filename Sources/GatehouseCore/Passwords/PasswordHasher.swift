@@ -16,6 +16,9 @@ public struct PasswordHasher: Sendable {
     /// Verified against when the account does not exist, so that an unknown email costs the same time.
     private let dummyHash: String
 
+    static let maxIterations: UInt32 = 64
+    static let maxMemoryKiB: UInt32 = 1 << 20  // 1 GiB
+
     public init(parameters: Argon2Parameters, pool: HashingPool) throws {
         self.parameters = parameters
         self.pool = pool
@@ -31,8 +34,11 @@ public struct PasswordHasher: Sendable {
         let parameters = self.parameters
         return try await run {
             if stored.hasPrefix("$argon2id$") {
-                guard try Argon2.verifyPHC(password: password, phc: stored) else { return .mismatch }
                 let phc = try Argon2PHC(stored)
+                // A stored hash is data: an imported or tampered one must not make a login burn minutes.
+                guard phc.parameters.iterations <= Self.maxIterations, phc.parameters.memoryKiB <= Self.maxMemoryKiB
+                else { return .mismatch }
+                guard try phc.verify(password: password) else { return .mismatch }
                 guard phc.needsRehash(comparedTo: parameters) else { return .match(rehash: nil) }
                 return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
             }

@@ -29,7 +29,20 @@ public struct LoginThrottle: Sendable {
     public init(policy: ThrottlePolicy) { self.policy = policy }
 
     static func accountKey(_ email: String) -> String { "login:account:" + Secrets.sha256Hex(email) }
-    static func ipKey(_ ip: String) -> String { "login:ip:" + ip }
+    static func ipKey(_ ip: String) -> String { "login:ip:" + addressBlock(ip) }
+
+    /// IPv6 clients usually own a whole /64: counting per address would give each of them 2^64 tries.
+    static func addressBlock(_ ip: String) -> String {
+        guard ip.contains(":") else { return ip }
+        var groups = ip.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        if let gap = groups.firstIndex(of: ""), groups.count < 8 {
+            // Expand "::" so that the first four groups are the real /64 prefix.
+            let missing = 8 - groups.filter { !$0.isEmpty }.count
+            groups = Array(groups[..<gap]).filter { !$0.isEmpty } + Array(repeating: "0", count: missing)
+                + Array(groups[(gap + 1)...]).filter { !$0.isEmpty }
+        }
+        return groups.prefix(4).map { $0.lowercased() }.joined(separator: ":") + "::/64"
+    }
 
     /// Throws 429 when either counter is over its limit.
     public func check(email: String, ip: String?, stores: any Stores, now: Date) async throws {
@@ -59,7 +72,7 @@ public struct LoginThrottle: Sendable {
     /// Counts a sign-up attempt from `ip`; throws 429 past the limit.
     public func countSignup(ip: String?, stores: any Stores, now: Date) async throws {
         guard let ip else { return }
-        let count = try await stores.attempts.recordFailure(key: "signup:ip:" + ip, now: now, window: policy.window)
+        let count = try await stores.attempts.recordFailure(key: "signup:ip:" + Self.addressBlock(ip), now: now, window: policy.window)
         if count.count > policy.maxSignupsPerIP {
             throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now))
         }

@@ -101,9 +101,11 @@ public final class SigningKeys: Sendable {
         var verifiers: [String: JWTKeyCollection] = [:]
         var jwks: [[String: String]] = []
         for record in records {
-            guard let jwk = try JSONSerialization.jsonObject(with: Data(record.publicJWK.utf8)) as? [String: String],
-                let x = jwk["x"], let y = jwk["y"]
+            // The public half is derived from the sealed private key, not read from `public_jwk`: someone
+            // who can write the database but lacks the server secret cannot plant a verification key.
+            guard let sealedKey = try? P256.Signing.PrivateKey(rawRepresentation: try secret.open(record.sealedPrivateKey))
             else { continue }
+            let (jwk, x, y) = Self.jwk(for: sealedKey.publicKey, kid: record.kid)
             let collection = JWTKeyCollection()
             await collection.add(
                 ecdsa: try ES256PublicKey(parameters: (x: x, y: y)), kid: JWKIdentifier(string: record.kid))
@@ -114,13 +116,17 @@ public final class SigningKeys: Sendable {
         return Snapshot(currentKID: current.kid, signer: signer, verifiers: verifiers, jwks: document, loadedAt: now)
     }
 
-    static func makeRecord(secret: ServerSecret, now: Date) throws -> SigningKeyRecord {
-        let key = P256.Signing.PrivateKey()
-        let x963 = Array(key.publicKey.x963Representation)  // 0x04 ‖ X ‖ Y
+    static func jwk(for key: P256.Signing.PublicKey, kid: String) -> (jwk: [String: String], x: String, y: String) {
+        let x963 = Array(key.x963Representation)  // 0x04 ‖ X ‖ Y
         let x = Base64URL.encode(x963[1..<33])
         let y = Base64URL.encode(x963[33..<65])
-        let kid = String(Base64URL.encode(SHA256.hash(data: Data(x963))).prefix(16))
-        let jwk = ["kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": algorithm, "use": "sig"]
+        return (["kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": algorithm, "use": "sig"], x, y)
+    }
+
+    static func makeRecord(secret: ServerSecret, now: Date) throws -> SigningKeyRecord {
+        let key = P256.Signing.PrivateKey()
+        let kid = String(Base64URL.encode(SHA256.hash(data: key.publicKey.x963Representation)).prefix(16))
+        let (jwk, _, _) = jwk(for: key.publicKey, kid: kid)
         let json = String(decoding: try JSONSerialization.data(withJSONObject: jwk, options: [.sortedKeys]), as: UTF8.self)
         return SigningKeyRecord(
             kid: kid, algorithm: algorithm, publicJWK: json, sealedPrivateKey: try secret.seal(key.rawRepresentation),

@@ -46,6 +46,11 @@ public final class SQLPersistence: Persistence {
     }
 
     private static func openSQLite(path: String, readers: Int, logger: Logger) async throws -> SQLPersistence {
+        // The file holds password hashes: readable by the service user only. SQLite gives the -wal and
+        // -shm files the same permissions.
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         func connect() async throws -> SQLiteConnection {
             let connection = try await SQLiteConnection.open(
