@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
@@ -56,17 +58,28 @@ let package = Package(
                 .product(name: "AsyncKit", package: "async-kit"),
             ]
         ),
+        // Hand-written SMTP transport: no listed Swift package speaks SMTP.
+        .target(
+            name: "GatehouseSMTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseCore", "GatehouseStore",
+                "GatehouseCore", "GatehouseStore", "GatehouseSMTP",
+                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            resources: [.copy("Resources/openapi.yaml")]
+            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/templates")]
         ),
         // The client SDK: Foundation and swift-crypto only.
         .target(
@@ -108,6 +121,15 @@ let package = Package(
         ),
         .testTarget(name: "Argon2Tests", dependencies: ["Argon2"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GatehouseBenchTests", dependencies: ["GatehouseBench"]),
+        .testTarget(
+            name: "GatehouseSMTPTests",
+            dependencies: [
+                "GatehouseSMTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore", "GatehouseTesting"]),
         .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
         .testTarget(

@@ -90,3 +90,58 @@ public struct PasswordChangeRequest: Codable, Hashable, Sendable {
         case currentPassword = "current_password"
     }
 }
+
+/// `POST /v1/verification`: send the verification mail again.
+public struct VerificationResendRequest: Codable, Hashable, Sendable {
+    public var clientId: String?
+    public var email: String
+
+    public init(clientId: String? = nil, email: String) {
+        self.clientId = clientId
+        self.email = email
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case email
+        case clientId = "client_id"
+    }
+}
+
+/// `POST /v1/verify` and `POST /v1/recovery/verify`: `email` + `code`, or the link's `token`.
+public struct CodeVerificationRequest: Codable, Hashable, Sendable {
+    public var clientId: String?
+    public var email: String?
+    public var code: String?
+    public var token: String?
+
+    public init(clientId: String? = nil, email: String? = nil, code: String? = nil, token: String? = nil) {
+        self.clientId = clientId
+        self.email = email
+        self.code = code
+        self.token = token
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case email, code, token
+        case clientId = "client_id"
+    }
+}
+
+/// `POST /v1/recovery`.
+public struct RecoveryRequest: Codable, Hashable, Sendable {
+    public var clientId: String?
+    public var email: String
+    public var redirectTo: String?
+
+    public init(clientId: String? = nil, email: String, redirectTo: String? = nil) {
+        self.clientId = clientId
+        self.email = email
+        self.redirectTo = redirectTo
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case email
+        case clientId = "client_id"
+        case redirectTo = "redirect_to"
+    }
+}

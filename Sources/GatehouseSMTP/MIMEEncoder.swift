@@ -52,14 +52,16 @@ public struct MIMEEncoder: Sendable {
             recipientTokens += tokens
         }
         headers += try HeaderEncoding.field("To", recipientTokens)
-        headers += try HeaderEncoding.field("Subject", HeaderEncoding.unstructuredTokens(message.subject, in: "Subject"))
+        headers += try HeaderEncoding.field(
+            "Subject", HeaderEncoding.unstructuredTokens(message.subject, in: "Subject"))
         try Self.validateMessageID(message.messageID)
         headers += try HeaderEncoding.field("Message-ID", [message.messageID])
         headers += "MIME-Version: 1.0\r\n"
         for header in message.extraHeaders {
             try HeaderEncoding.validateFieldName(header.name)
             guard !Self.reservedHeaderNames.contains(header.name.lowercased()) else {
-                throw SMTPError.invalidMessage("the extra header \(header.name) is written by the encoder or not supported")
+                throw SMTPError.invalidMessage(
+                    "the extra header \(header.name) is written by the encoder or not supported")
             }
             headers += try HeaderEncoding.field(
                 header.name,

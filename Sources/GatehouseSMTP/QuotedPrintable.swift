@@ -43,7 +43,8 @@ enum QuotedPrintable {
     /// How many bytes of `text` quoted-printable must escape; `MIMEEncoder` picks base64 above a threshold.
     static func escapedByteCount(_ text: String) -> Int {
         text.utf8.reduce(0) { count, byte in
-            let plain = (byte >= 32 && byte <= 126 && byte != UInt8(ascii: "=")) || byte == 9 || byte == 13 || byte == 10
+            let plain =
+                (byte >= 32 && byte <= 126 && byte != UInt8(ascii: "=")) || byte == 9 || byte == 13 || byte == 10
             return plain ? count : count + 1
         }
     }

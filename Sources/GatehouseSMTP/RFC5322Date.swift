@@ -17,7 +17,8 @@ enum RFC5322Date {
         let hour = secondOfDay / 3600
         let minute = secondOfDay / 60 % 60
         let second = secondOfDay % 60
-        return "\(weekday), \(pad(day)) \(months[Int(month) - 1]) \(year) \(pad(hour)):\(pad(minute)):\(pad(second)) +0000"
+        return
+            "\(weekday), \(pad(day)) \(months[Int(month) - 1]) \(year) \(pad(hour)):\(pad(minute)):\(pad(second)) +0000"
     }
 
     private static func pad(_ value: Int64) -> String {

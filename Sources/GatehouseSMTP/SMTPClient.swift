@@ -161,7 +161,9 @@ public struct SMTPClient: Sendable {
                 .mailFrom
             )
             for recipient in message.to {
-                try expect(await connection.command("RCPT TO:<\(recipient.address)>", step: .recipient), [250, 251], .recipient)
+                try expect(
+                    await connection.command("RCPT TO:<\(recipient.address)>", step: .recipient), [250, 251], .recipient
+                )
             }
             try expect(await connection.command("DATA", step: .data), 354, .data)
         } catch let error as SMTPError where Self.connectionIsUsable(after: error) {
@@ -180,7 +182,11 @@ public struct SMTPClient: Sendable {
     private func hello(_ connection: SMTPConnection) async throws -> SMTPExtensions {
         let ehlo = try await connection.command("EHLO \(configuration.heloName)", step: .ehlo)
         if ehlo.code == 250 { return SMTPExtensions(ehloReply: ehlo) }
-        guard (500..<600).contains(ehlo.code) else { try expect(ehlo, 250, .ehlo) ; return SMTPExtensions() }
+        // Only a permanent refusal means "no ESMTP here"; a 4xx is a reason to stop and retry later.
+        guard (500..<600).contains(ehlo.code) else {
+            try expect(ehlo, 250, .ehlo)
+            return SMTPExtensions()
+        }
         try expect(await connection.command("HELO \(configuration.heloName)", step: .helo), 250, .helo)
         return SMTPExtensions()
     }
@@ -219,7 +225,9 @@ public struct SMTPClient: Sendable {
     /// Throws a ``SMTPError/Kind-swift.enum/rejected`` error unless `reply` has one of `codes`.
     ///
     /// Some servers echo the command in error replies, so credential tokens are cut out of the text.
-    private func expect(_ reply: SMTPReply, _ codes: Set<Int>, _ step: SMTPStep, redacting secrets: [String] = []) throws {
+    private func expect(_ reply: SMTPReply, _ codes: Set<Int>, _ step: SMTPStep, redacting secrets: [String] = [])
+        throws
+    {
         guard !codes.contains(reply.code) else { return }
         var text = reply.text
         for secret in secrets where !secret.isEmpty {

@@ -74,7 +74,8 @@ final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.step = step
         if let failure { return eventLoop.makeFailedFuture(failure.at(step)) }
         guard let context else {
-            return eventLoop.makeFailedFuture(SMTPError(.connectionClosed, step: step, detail: "the connection is closed"))
+            return eventLoop.makeFailedFuture(
+                SMTPError(.connectionClosed, step: step, detail: "the connection is closed"))
         }
         if !unsolicited.isEmpty {
             let reply = unsolicited.removeFirst()
@@ -111,10 +112,13 @@ final class SMTPClientHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Refuses if anything arrived after that reply: such bytes were sent in plaintext before the
     /// handshake and would otherwise be read as if they came over TLS (RFC 3207 §5, CVE-2011-0411).
     func startTLS(sslContext: NIOSSLContext, serverHostname: String?) throws {
-        guard let context else { throw SMTPError(.connectionClosed, step: .startTLS, detail: "the connection is closed") }
+        guard let context else {
+            throw SMTPError(.connectionClosed, step: .startTLS, detail: "the connection is closed")
+        }
         if let failure { throw failure.at(.startTLS) }
         guard !decoder.hasUnprocessedInput, unsolicited.isEmpty else {
-            let error = SMTPError(.protocolViolation, step: .startTLS, detail: "the server sent data ahead of the TLS handshake")
+            let error = SMTPError(
+                .protocolViolation, step: .startTLS, detail: "the server sent data ahead of the TLS handshake")
             fail(error)
             context.close(promise: nil)
             throw error

@@ -43,7 +43,8 @@ struct SMTPConnection: Sendable {
         do {
             channel = try await bootstrap.connect(host: host, port: port).get()
         } catch ChannelError.connectTimeout {
-            throw SMTPError(.timeout, step: .connect, detail: "connecting took longer than \(timeout.nanoseconds / 1_000_000) ms")
+            throw SMTPError(
+                .timeout, step: .connect, detail: "connecting took longer than \(timeout.nanoseconds / 1_000_000) ms")
         } catch {
             throw SMTPError(.connectionFailed, step: .connect, detail: "could not connect: \(error)")
         }

@@ -32,7 +32,8 @@ struct SMTPReplyDecoder {
         while let line = try nextLine() {
             let (code, isLast, text) = try Self.parse(line)
             if let pendingCode, pendingCode != code {
-                throw SMTPError(.protocolViolation, detail: "a multi-line reply changed its code from \(pendingCode) to \(code)")
+                throw SMTPError(
+                    .protocolViolation, detail: "a multi-line reply changed its code from \(pendingCode) to \(code)")
             }
             pendingCode = code
             pendingLines.append(text)

@@ -13,6 +13,8 @@ public struct TestServer: Sendable {
     public let server: GatehouseServer
     public let clock: TestClock
     public let database: TestDatabase
+    /// What the outbox delivered, when no other transport was given.
+    public let mail: CapturedMail
     private let cleanup: @Sendable () async -> Void
     private let directory: URL
 
@@ -20,6 +22,7 @@ public struct TestServer: Sendable {
 
     public static func start(
         _ database: TestDatabase = .sqlite, logs: CapturedLogs? = nil,
+        transports: [OutboxMessage.Channel: any MessageTransport]? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let (url, dropDatabase) = try await database.make()
@@ -31,19 +34,31 @@ public struct TestServer: Sendable {
         configuration.outboxDir = directory.appendingPathComponent("outbox").path
         configuration.publicURL = "http://127.0.0.1:8080"
         configuration.argon2 = testArgon2
+        configuration.runOutboxDispatcher = false
         configure(&configuration)
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .critical
         if let logs { logger = logs.logger(label: "gatehouse-test") }
         let clock = TestClock()
-        let server = try await GatehouseServer.start(configuration, clock: clock, logger: logger)
+        let mail = CapturedMail()
+        let server = try await GatehouseServer.start(
+            configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail])
         return TestServer(
-            server: server, clock: clock, database: database, cleanup: dropDatabase, directory: directory)
+            server: server, clock: clock, database: database, mail: mail, cleanup: dropDatabase, directory: directory)
     }
 
     public var persistence: any Persistence { server.persistence }
     public var services: CoreServices { server.services }
     public var defaultClientID: String { server.createdDefaultClient!.id }
+
+    /// Drains the outbox once, as the background dispatcher would.
+    @discardableResult
+    public func deliverMail() async throws -> Int { try await server.delivery.runOnce() }
+
+    /// The newest delivered message to `recipient` of `kind`.
+    public func lastMail(to recipient: String, kind: String) -> OutgoingMessage? {
+        mail.messages.last { $0.recipient == recipient && $0.kind == kind }
+    }
 
     /// Creates a client through the same code path as `gatehouse clients create`.
     @discardableResult

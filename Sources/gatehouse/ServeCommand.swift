@@ -23,6 +23,8 @@ struct ServeCommand: AsyncParsableCommand {
     var smsURL: String?
     @Option(name: .customLong("outbox-dir"), help: "Where the development outbox writes messages (GATEHOUSE_OUTBOX_DIR; default ./outbox)")
     var outboxDir: String?
+    @Option(name: .customLong("templates-dir"), help: "Directory of mail and page templates overriding the bundled ones, LANG/NAME.mustache (GATEHOUSE_TEMPLATES_DIR)")
+    var templatesDir: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
     var logLevel: String?
     @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
@@ -58,6 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.mailFrom = Env.value(mailFrom, "GATEHOUSE_MAIL_FROM") ?? c.mailFrom
         c.smsURL = Env.value(smsURL, "GATEHOUSE_SMS_URL")
         c.outboxDir = Env.value(outboxDir, "GATEHOUSE_OUTBOX_DIR") ?? c.outboxDir
+        c.templatesDir = Env.value(templatesDir, "GATEHOUSE_TEMPLATES_DIR")
         c.logLevel = Env.value(logLevel, "GATEHOUSE_LOG_LEVEL") ?? c.logLevel
         c.logFormat = Env.value(logFormat, "GATEHOUSE_LOG_FORMAT") ?? c.logFormat
         if let m = try int(argon2Memory.map(String.init), "GATEHOUSE_ARGON2_MEMORY") { c.argon2.memoryKiB = UInt32(m) }

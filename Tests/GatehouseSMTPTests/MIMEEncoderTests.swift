@@ -41,7 +41,8 @@ struct MIMEEncoderTests {
     @Test func everyLineEndsInCRLFAndIsShort() throws {
         var message = base
         message.subject = String(repeating: "word ", count: 40) + "end"
-        message.textBody = "a\nb\rc\r\nd " + String(repeating: "é", count: 300) + "\n" + String(repeating: "y", count: 1_000)
+        message.textBody =
+            "a\nb\rc\r\nd " + String(repeating: "é", count: 300) + "\n" + String(repeating: "y", count: 1_000)
         message.htmlBody = "<p>" + String(repeating: "z", count: 500) + "</p>"
         message.to = (1...12).map { MailAddress("user\($0)@example.test", name: "User Number \($0)") }
         let text = try encode(message)
@@ -96,7 +97,10 @@ struct MIMEEncoderTests {
     }
 
     @Test func malformedAddressesAndIDsThrow() {
-        for address in ["", "no-at-sign", "@example.test", "ada@", "a b@example.test", "<ada@example.test>", "ädä@example.test", "a,b@example.test"] {
+        for address in [
+            "", "no-at-sign", "@example.test", "ada@", "a b@example.test", "<ada@example.test>", "ädä@example.test",
+            "a,b@example.test",
+        ] {
             var message = base
             message.to = [MailAddress(address)]
             #expect(throws: SMTPError.self, "\(address)") { try encode(message) }

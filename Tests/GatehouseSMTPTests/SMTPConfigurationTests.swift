@@ -11,7 +11,8 @@ struct SMTPConfigurationTests {
         #expect(plain.heloName == "localhost")
         #expect(plain.timeout == .seconds(30))
 
-        let submission = try SMTPConfiguration.parse(url: "smtp://user%40example.com:p%40ss%3Aw%2Frd%20%E2%9C%93@mail.example.com:587/")
+        let submission = try SMTPConfiguration.parse(
+            url: "smtp://user%40example.com:p%40ss%3Aw%2Frd%20%E2%9C%93@mail.example.com:587/")
         #expect(submission.port == 587)
         #expect(submission.credentials == .init(username: "user@example.com", password: "p@ss:w/rd ✓"))
 
@@ -40,7 +41,9 @@ struct SMTPConfigurationTests {
     }
 
     @Test func errorsNeverEchoThePassword() {
-        for url in ["smtp://u:hunter2@host:bad", "smtp://u:hunter2%zz@host", "ftp://u:hunter2@host", "smtp://u:hunter2@host/x"] {
+        for url in [
+            "smtp://u:hunter2@host:bad", "smtp://u:hunter2%zz@host", "ftp://u:hunter2@host", "smtp://u:hunter2@host/x",
+        ] {
             let error = #expect(throws: SMTPError.self) { try SMTPConfiguration.parse(url: url) }
             #expect(error.map { !"\($0)".contains("hunter2") } ?? false, "\(url)")
         }

@@ -45,7 +45,9 @@ struct SMTPDeliveryTests {
             #expect(received.parsed.fromName == "Gatehouse")
             #expect(received.parsed.fromAddress == "noreply@gatehouse.test")
             #expect(
-                received.parsed.to == [.init(name: "Ada", address: "ada@example.test"), .init(name: "", address: "bob@example.org")]
+                received.parsed.to == [
+                    .init(name: "Ada", address: "ada@example.test"), .init(name: "", address: "bob@example.org"),
+                ]
             )
             #expect(received.parsed.messageId == mail.messageID)
             #expect(received.parsed.date == "Sat, 21 Nov 2026 22:00:00 +0000")
@@ -204,7 +206,8 @@ struct SMTPDeliveryTests {
     @Test func multipartAlternativeHasTextThenHTML() async throws {
         try await withSink { sink in
             let text = "Your code is 123456.\n"
-            let html = "<p>Your code is <b>123456</b>. Grüße!</p>\n<p>" + String(repeating: "long line ", count: 40) + "</p>\n"
+            let html =
+                "<p>Your code is <b>123456</b>. Grüße!</p>\n<p>" + String(repeating: "long line ", count: 40) + "</p>\n"
             try await client("smtp://127.0.0.1:\(sink.port)").send(message(text: text, html: html))
             let received = try sink.onlyMessage()
             #expect(received.parsed.contentType == "multipart/alternative")
@@ -244,7 +247,8 @@ struct SMTPDeliveryTests {
     @Test func temporarilyRefusedRecipientIsNotPermanent() async throws {
         try await withSink { sink in
             let error = try await #require(throws: SMTPError.self) {
-                try await client("smtp://127.0.0.1:\(sink.port)").send(message(to: [MailAddress("reject-temp@example.test")]))
+                try await client("smtp://127.0.0.1:\(sink.port)").send(
+                    message(to: [MailAddress("reject-temp@example.test")]))
             }
             #expect(error.replyCode == 451)
             #expect(!error.isPermanent)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import GatehouseSMTP
 import Testing
+
+@testable import GatehouseSMTP
 
 /// Failures that need no SMTP server: refused connections, silent servers, cancellation, and
 /// messages rejected before any connection is made.

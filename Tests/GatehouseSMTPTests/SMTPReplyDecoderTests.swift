@@ -17,19 +17,21 @@ struct SMTPReplyDecoderTests {
 
     @Test func singleAndMultiLineReplies() throws {
         let replies = try decodeAll(["220 mail.test ESMTP ready\r\n250-mail.test\r\n250-SIZE 1000\r\n250 STARTTLS\r\n"])
-        #expect(replies == [
-            SMTPReply(code: 220, lines: ["mail.test ESMTP ready"]),
-            SMTPReply(code: 250, lines: ["mail.test", "SIZE 1000", "STARTTLS"]),
-        ])
+        #expect(
+            replies == [
+                SMTPReply(code: 220, lines: ["mail.test ESMTP ready"]),
+                SMTPReply(code: 250, lines: ["mail.test", "SIZE 1000", "STARTTLS"]),
+            ])
     }
 
     @Test func repliesSplitAcrossReadsAndBareLineFeeds() throws {
         let replies = try decodeAll(["25", "0-first\r", "\n250 second\n", "354", " go\r\n", "221\r\n"])
-        #expect(replies == [
-            SMTPReply(code: 250, lines: ["first", "second"]),
-            SMTPReply(code: 354, lines: ["go"]),
-            SMTPReply(code: 221, lines: [""]),
-        ])
+        #expect(
+            replies == [
+                SMTPReply(code: 250, lines: ["first", "second"]),
+                SMTPReply(code: 354, lines: ["go"]),
+                SMTPReply(code: 221, lines: [""]),
+            ])
     }
 
     @Test func leftoverInputIsVisible() throws {
@@ -64,7 +66,10 @@ struct SMTPReplyDecoderTests {
     @Test func ehloExtensions() {
         let reply = SMTPReply(
             code: 250,
-            lines: ["mail.test greets you", "SIZE 35882577", "8BITMIME", "AUTH PLAIN login", "AUTH=CRAM-MD5", "STARTTLS", "PIPELINING"]
+            lines: [
+                "mail.test greets you", "SIZE 35882577", "8BITMIME", "AUTH PLAIN login", "AUTH=CRAM-MD5", "STARTTLS",
+                "PIPELINING",
+            ]
         )
         let extensions = SMTPExtensions(ehloReply: reply)
         #expect(extensions.startTLS)
@@ -72,7 +77,8 @@ struct SMTPReplyDecoderTests {
         #expect(extensions.maximumSize == 35_882_577)
         #expect(extensions.authMechanisms == ["PLAIN", "LOGIN", "CRAM-MD5"])
 
-        let bare = SMTPExtensions(ehloReply: SMTPReply(code: 250, lines: ["STARTTLS pretends to be the greeting", "SIZE"]))
+        let bare = SMTPExtensions(
+            ehloReply: SMTPReply(code: 250, lines: ["STARTTLS pretends to be the greeting", "SIZE"]))
         #expect(!bare.startTLS)
         #expect(bare.maximumSize == 0)
     }

@@ -32,7 +32,8 @@ struct TransferEncodingTests {
         "equals = sign and =3D\r\n",
         String(repeating: "long line ", count: 30) + "\r\n",
         String(repeating: "é", count: 100) + "\r\n",
-        String(repeating: "x", count: 75) + "\r\n" + String(repeating: "x", count: 76) + "\r\n" + String(repeating: "x", count: 77) + "\r\n",
+        String(repeating: "x", count: 75) + "\r\n" + String(repeating: "x", count: 76) + "\r\n"
+            + String(repeating: "x", count: 77) + "\r\n",
         String(repeating: "x", count: 74) + "é\r\n",
         ".\r\n.leading dot\r\n",
     ])

@@ -3,7 +3,7 @@ import Foundation
 /// Applies `KEY=VALUE` settings from the CLI, rejecting unknown keys and bad values.
 public enum ClientSettingsParser {
     public static let keys = [
-        "email_verification", "enumeration_protection", "identifier_status", "methods", "required_fields",
+        "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
         "access_token_ttl", "refresh_token_ttl",
     ]
@@ -42,6 +42,7 @@ public enum ClientSettingsParser {
             s.emailVerification = v
         case "enumeration_protection": s.enumerationProtection = try toggle()
         case "identifier_status": s.identifierStatus = try toggle()
+        case "recovery_unknown_notice": s.recoveryUnknownNotice = try toggle()
         case "methods":
             let allowed = ["password", "email_otp", "sms_otp"]
             let methods = list()

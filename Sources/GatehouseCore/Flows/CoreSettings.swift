@@ -15,6 +15,10 @@ public struct CoreSettings: Sendable {
     public var codeTTL: TimeInterval = 10 * 60
     public var verificationLinkTTL: TimeInterval = 24 * 3600
     public var codeMaxAttempts = 5
+    /// How long a recovery link stays valid.
+    public var recoveryLinkTTL: TimeInterval = 3600
+    /// Minimum time between two verification or recovery mails to one address.
+    public var sendCooldown: TimeInterval = 60
     /// How long a recovery session may set a new password without the old one.
     public var recoveryPasswordWindow: TimeInterval = 10 * 60
 

@@ -90,7 +90,12 @@ public struct SignupFlow: Sendable {
                 field: "redirect_to", code: .invalidValue, message: "redirect_to is not registered for this client.")
         }
         guard let challenge = request.codeChallenge else {
-            if request.codeChallengeMethod != nil {
+            if request.redirectTo != nil, client.kind == .public {
+                // The code in the redirect travels through the OS; without PKCE any app could redeem it.
+                result.invalidate(
+                    field: "code_challenge", code: .required,
+                    message: "A public client must send a PKCE code_challenge with redirect_to.")
+            } else if request.codeChallengeMethod != nil {
                 result.invalidate(field: "code_challenge", code: .required, message: "code_challenge is missing.")
             }
             return nil

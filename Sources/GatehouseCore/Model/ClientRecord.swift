@@ -55,6 +55,8 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var emailVerification: EmailVerification = .required
     public var enumerationProtection: Toggle = .on
     public var identifierStatus: Toggle = .off
+    /// Whether a recovery request for an unknown address mails a neutral notice there.
+    public var recoveryUnknownNotice: Toggle = .off
     public var methods: [String] = ["password"]
     public var requiredFields: [String] = []
     public var termsPlatformVersion: String?
@@ -70,6 +72,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case emailVerification = "email_verification"
         case enumerationProtection = "enumeration_protection"
         case identifierStatus = "identifier_status"
+        case recoveryUnknownNotice = "recovery_unknown_notice"
         case methods
         case requiredFields = "required_fields"
         case termsPlatformVersion = "terms_platform_version"
@@ -87,6 +90,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         emailVerification = try c.decodeIfPresent(EmailVerification.self, forKey: .emailVerification) ?? d.emailVerification
         enumerationProtection = try c.decodeIfPresent(Toggle.self, forKey: .enumerationProtection) ?? d.enumerationProtection
         identifierStatus = try c.decodeIfPresent(Toggle.self, forKey: .identifierStatus) ?? d.identifierStatus
+        recoveryUnknownNotice = try c.decodeIfPresent(Toggle.self, forKey: .recoveryUnknownNotice) ?? .off
         methods = try c.decodeIfPresent([String].self, forKey: .methods) ?? d.methods
         requiredFields = try c.decodeIfPresent([String].self, forKey: .requiredFields) ?? d.requiredFields
         termsPlatformVersion = try c.decodeIfPresent(String.self, forKey: .termsPlatformVersion)

@@ -12,6 +12,7 @@ public struct ServerSecret: Sendable {
     private let sealingKey: SymmetricKey
     private let successorKey: SymmetricKey
     private let codeKey: SymmetricKey
+    private let csrfKey: SymmetricKey
 
     public init(bytes: [UInt8]) throws {
         guard bytes.count >= 32 else { throw ServerSecretError.tooShort }
@@ -23,6 +24,7 @@ public struct ServerSecret: Sendable {
         sealingKey = derive("seal:v1")
         successorKey = derive("refresh-successor:v1")
         codeKey = derive("one-time-code:v1")
+        csrfKey = derive("csrf:v1")
     }
 
     /// Reads the secret file, creating it (0600, 256 random bits) when missing.
@@ -65,6 +67,12 @@ public struct ServerSecret: Sendable {
     public func refreshSuccessor(of token: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: successorKey)
         return RefreshTokenFormat.prefix + Base64URL.encode(Array(mac))
+    }
+
+    /// The form token that goes with a CSRF cookie nonce: a forged form cannot know it, and the server
+    /// keeps no state for it.
+    public func csrfToken(for nonce: String) -> String {
+        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Data(nonce.utf8), using: csrfKey)))
     }
 
     /// Keyed hash for short codes: a plain SHA-256 of a 6-digit code is reversed by trying all million.

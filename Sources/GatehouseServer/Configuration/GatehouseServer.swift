@@ -4,6 +4,7 @@ import GatehouseCore
 import GatehouseStore
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// A started Gatehouse: the database open, keys loaded, the default client in place. The same value
 /// builds the HTTP application for `serve` and for tests.
@@ -15,11 +16,16 @@ public struct GatehouseServer: Sendable {
     public let hashingPool: HashingPool
     /// Set when this start created the default client (first start on an empty database).
     public let createdDefaultClient: ClientRecord?
+    public let templates: TemplateCatalog
+    /// The outbox drain; the background service calls it, tests may too.
+    public let delivery: OutboxDelivery
     let metrics: MetricsRegistry
 
     public static func start(
-        _ configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger
+        _ configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger,
+        transports: [OutboxMessage.Channel: any MessageTransport]? = nil
     ) async throws -> GatehouseServer {
+        let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
         let persistence = try await SQLPersistence.open(try DatabaseURL(configuration.databaseURL), logger: logger)
         do {
@@ -32,23 +38,44 @@ public struct GatehouseServer: Sendable {
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
                 settings: configuration.coreSettings, logger: logger)
             let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
+            let delivery = OutboxDelivery(
+                services: services, renderer: templates,
+                transports: try transports ?? Self.transports(configuration, logger: logger))
             return GatehouseServer(
                 configuration: configuration, services: services, persistence: persistence, keys: keys,
-                hashingPool: pool, createdDefaultClient: created, metrics: MetricsRegistry.shared)
+                hashingPool: pool, createdDefaultClient: created, templates: templates, delivery: delivery,
+                metrics: MetricsRegistry.shared)
         } catch {
             await persistence.shutdown()
             throw error
         }
     }
 
+    /// SMTP when configured, else the development outbox; SMS goes to the development outbox until the
+    /// gateway transport lands.
+    static func transports(_ configuration: ServerConfiguration, logger: Logger) throws
+        -> [OutboxMessage.Channel: any MessageTransport]
+    {
+        let development = DevelopmentOutbox(directory: configuration.outboxDir, from: configuration.mailFrom, logger: logger)
+        var transports: [OutboxMessage.Channel: any MessageTransport] = [.email: development, .sms: development]
+        if let smtp = configuration.smtpURL {
+            transports[.email] = try SMTPMailTransport(url: smtp, from: configuration.mailFrom, logger: logger)
+        }
+        return transports
+    }
+
     /// The HTTP application, with background services attached.
     public func makeApplication() -> some ApplicationProtocol {
         let router = Router(context: AppRequestContext.self)
+        var backgroundServices: [any Service] = [KeyReloadService(keys: keys, logger: services.logger)]
+        if configuration.runOutboxDispatcher {
+            backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
+        }
         Routes(server: self).register(on: router)
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [KeyReloadService(keys: keys, logger: services.logger)],
+            services: backgroundServices,
             logger: services.logger)
     }
 

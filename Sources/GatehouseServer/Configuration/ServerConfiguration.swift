@@ -14,6 +14,10 @@ public struct ServerConfiguration: Sendable {
     public var mailFrom = "Gatehouse <no-reply@localhost>"
     public var smsURL: String?
     public var outboxDir = "./outbox"
+    /// Operator templates overriding the bundled ones, file by file.
+    public var templatesDir: String?
+    /// Whether this node drains the outbox in the background (tests drive it by hand).
+    public var runOutboxDispatcher = true
     public var logLevel = "info"
     public var logFormat = "text"
     /// Argon2id cost for new hashes (OWASP minimum by default).

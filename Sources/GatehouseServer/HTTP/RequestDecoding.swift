@@ -38,27 +38,34 @@ enum RequestDecoding {
         return try await json(type, from: request, context: context)
     }
 
-    /// `application/x-www-form-urlencoded`, as RFC 6749 requires for `/oauth/*`.
+    /// `application/x-www-form-urlencoded`, as RFC 6749 requires for `/oauth/*`: errors in its shape.
     static func form(from request: Request) async throws -> [String: String] {
-        guard let contentType = request.headers[.contentType],
-            contentType.lowercased().hasPrefix("application/x-www-form-urlencoded")
-        else { throw OAuthError(status: 415, error: "invalid_request", description: "Send the body as application/x-www-form-urlencoded.") }
-        let buffer: ByteBuffer
         do {
-            buffer = try await collect(request)
+            return try await formFields(from: request)
         } catch let error as GatehouseError {
             throw OAuthError(status: error.status, error: "invalid_request", description: error.detail)
         }
+    }
+
+    /// A form body (OAuth endpoints and hosted pages); repeated fields are refused (RFC 6749 §3.1).
+    static func formFields(from request: Request) async throws -> [String: String] {
+        guard let contentType = request.headers[.contentType],
+            contentType.lowercased().hasPrefix("application/x-www-form-urlencoded")
+        else {
+            throw GatehouseError(
+                status: 415, code: .unsupportedMediaType, title: "Unsupported media type",
+                detail: "Send the body as application/x-www-form-urlencoded.")
+        }
+        let buffer = try await collect(request)
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
-            throw OAuthError.invalidRequest("The body is not valid UTF-8.")
+            throw GatehouseError.badRequest("The body is not valid UTF-8.")
         }
         var fields: [String: String] = [:]
         for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let key = decodeComponent(parts[0]), let value = decodeComponent(parts.count > 1 ? parts[1] : "")
-            else { throw OAuthError.invalidRequest("The form body is malformed.") }
-            // RFC 6749 §3.1: parameters must not be repeated.
-            guard fields[key] == nil else { throw OAuthError.invalidRequest("Parameter \(key) is repeated.") }
+            else { throw GatehouseError.badRequest("The form body is malformed.") }
+            guard fields[key] == nil else { throw GatehouseError.badRequest("Parameter \(key) is repeated.") }
             fields[key] = value
         }
         return fields

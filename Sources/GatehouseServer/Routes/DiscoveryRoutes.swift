@@ -17,9 +17,9 @@ struct DiscoveryRoutes: Sendable {
             "introspection_endpoint": issuer + "/oauth/introspect",
             "jwks_uri": issuer + "/.well-known/jwks.json",
             // Only what this server answers today; the authorization endpoint and userinfo come with
-            // the hosted sign-in pages.
+            // the hosted sign-in page. Codes come from the verification deep link.
             "response_types_supported": [String](),
-            "grant_types_supported": ["refresh_token", "client_credentials"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": ["ES256"],
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],

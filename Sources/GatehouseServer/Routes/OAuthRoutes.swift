@@ -9,8 +9,10 @@ struct OAuthRoutes: Sendable {
     let clients: ClientResolver
     let refreshFlow: RefreshFlow
     let oauthFlows: OAuthFlows
+    let authorizationCodes: AuthorizationCodes
 
     init(services: CoreServices) {
+        self.authorizationCodes = AuthorizationCodes(services: services)
         self.clients = ClientResolver(services: services)
         self.refreshFlow = RefreshFlow(services: services)
         self.oauthFlows = OAuthFlows(services: services)
@@ -28,6 +30,14 @@ struct OAuthRoutes: Sendable {
             }
             let client = try await client(request, form, requireExplicit: false)
             return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"]), noStore: true)
+        case "authorization_code":
+            guard let code = form["code"], !code.isEmpty else { throw OAuthError.invalidRequest("code is required.") }
+            let client = try await client(request, form, requireExplicit: false)
+            let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: false)
+            return try Responses.json(
+                try await authorizationCodes.exchange(
+                    code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, meta: meta),
+                noStore: true)
         case "client_credentials":
             let credentials = try Self.credentials(request, form)
             let client = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)

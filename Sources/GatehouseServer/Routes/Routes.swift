@@ -18,6 +18,17 @@ struct Routes {
         router.post("/v1/signup", use: accounts.signup)
         router.post("/v1/login", use: accounts.login)
 
+        let verification = VerificationRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
+        router.post("/v1/verification", use: verification.resend)
+        router.post("/v1/verify", use: verification.verify)
+        router.post("/v1/recovery", use: verification.requestRecovery)
+        router.post("/v1/recovery/verify", use: verification.verifyRecovery)
+
+        let pages = PageRoutes(services: services, catalog: server.templates, trustForwardedFor: server.configuration.trustForwardedFor)
+        router.get("/verify", use: pages.verify)
+        router.get("/reset", use: pages.resetForm)
+        router.post("/reset", use: pages.reset)
+
         let authenticated = router.group("/v1")
             .add(middleware: BearerMiddleware(authenticator: BearerAuthenticator(services: services)))
             .group(context: AuthenticatedContext.self)

@@ -61,7 +61,8 @@ enum SinkEnvironment {
         if await run(url, ["-c", "import aiosmtpd"]) == 0 { return .success(url) }
         _ = await run(url, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "aiosmtpd"])
         if await run(url, ["-c", "import aiosmtpd"]) == 0 { return .success(url) }
-        return .failure(SinkUnavailable(message: "aiosmtpd is not importable by \(python) and pip could not install it"))
+        return .failure(
+            SinkUnavailable(message: "aiosmtpd is not importable by \(python) and pip could not install it"))
     }
 
     /// Runs a process to completion without blocking a concurrency thread; returns its exit status.
@@ -161,13 +162,16 @@ final class SMTPSink {
             .sorted()
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try files.map { try decoder.decode(ReceivedMessage.self, from: Data(contentsOf: maildir.appendingPathComponent($0))) }
+        return try files.map {
+            try decoder.decode(ReceivedMessage.self, from: Data(contentsOf: maildir.appendingPathComponent($0)))
+        }
     }
 
     /// The one message received; records an issue unless there is exactly one.
     func onlyMessage(sourceLocation: SourceLocation = #_sourceLocation) throws -> ReceivedMessage {
         let messages = try messages()
-        try #require(messages.count == 1, "expected exactly one message, got \(messages.count)", sourceLocation: sourceLocation)
+        try #require(
+            messages.count == 1, "expected exactly one message, got \(messages.count)", sourceLocation: sourceLocation)
         return messages[0]
     }
 

@@ -1,0 +1,81 @@
+import Foundation
+import GatehouseAPI
+
+/// Authorization codes (RFC 6749 §4.1) for the deep link back into the app: single use, one minute,
+/// bound to client and redirect URI, with PKCE (RFC 7636) checked at the exchange.
+public struct AuthorizationCodes: Sendable {
+    let services: CoreServices
+    public static let lifetime: TimeInterval = 60
+
+    public init(services: CoreServices) { self.services = services }
+
+    struct Grant: Codable {
+        var redirectURI: String
+        var pkce: PKCEChallenge?
+        var amr: [String]
+    }
+
+    func issue(userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String]) async throws
+        -> String
+    {
+        let code = Secrets.token(prefix: "gh_ac_")
+        let now = services.clock.now()
+        let data = String(decoding: try JSONEncoder().encode(Grant(redirectURI: redirectURI, pkce: pkce, amr: amr)), as: UTF8.self)
+        try await services.persistence.transaction { stores in
+            try await stores.codes.insert(
+                OneTimeCodeRecord(
+                    purpose: .authorizationCode, identifier: userID.uuidString.lowercased(), clientID: client.id,
+                    userID: userID, codeHash: nil, tokenHash: Secrets.sha256Hex(code), maxAttempts: 1, data: data,
+                    createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime)))
+        }
+        return code
+    }
+
+    /// `grant_type=authorization_code`.
+    public func exchange(code: String, redirectURI: String?, verifier: String?, client: ClientRecord, meta: RequestMeta)
+        async throws -> TokenResponse
+    {
+        let record: OneTimeCodeRecord
+        do {
+            record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode)
+        } catch {
+            throw OAuthError.invalidGrant("The authorization code is not valid.")
+        }
+        guard record.clientID == client.id, let userID = record.userID,
+            let grant = record.data.flatMap({ try? JSONDecoder().decode(Grant.self, from: Data($0.utf8)) })
+        else { throw OAuthError.invalidGrant("The authorization code was issued to another client.") }
+        guard redirectURI == nil || redirectURI == grant.redirectURI else {
+            throw OAuthError.invalidGrant("redirect_uri does not match the one the code was issued for.")
+        }
+        if let pkce = grant.pkce {
+            guard let verifier, pkce.verify(verifier: verifier) else {
+                throw OAuthError.invalidGrant("The code_verifier does not match the code_challenge.")
+            }
+        } else if client.kind == .public {
+            // Without PKCE a public client's code is a bearer secret in a URL: refuse it.
+            throw OAuthError.invalidGrant("PKCE is required for public clients.")
+        }
+        let issuer = SessionIssuer(services: services)
+        let scopes = SessionIssuer.grant(requested: nil, client: client)
+        let started = try await services.persistence.transaction { stores -> SessionIssuer.Started in
+            guard let user = try await stores.users.find(id: userID), user.state == .active else {
+                throw OAuthError.invalidGrant("The account is not available.")
+            }
+            return try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores)
+        }
+        return try await issuer.response(
+            session: started.session, refreshToken: started.refreshToken, client: client, user: nil, isNew: nil)
+    }
+
+    /// `redirect` with `code` added to its query, whatever the scheme (app schemes included).
+    static func append(code: String, to redirect: String) throws -> URL {
+        guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "code", value: code)]
+        guard let url = components.url else { throw GatehouseError.badRequest("Invalid redirect.") }
+        return url
+    }
+}
+
+extension OneTimeCodeRecord.Purpose {
+    public static let authorizationCode = OneTimeCodeRecord.Purpose(rawValue: "authorization_code")
+}

@@ -1,0 +1,115 @@
+import Foundation
+import GatehouseAPI
+
+/// Issues and redeems one-time codes and link tokens. Every rule lives here once: stored hashed, bound
+/// to purpose, identifier and client, a bounded number of attempts counted in the database, consumed
+/// atomically.
+public struct OneTimeCodes: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    public struct Issued: Sendable {
+        public var code: String
+        public var token: String?
+    }
+
+    /// A fresh code (and, when `linkTTL` is given, a link token), killing earlier ones for the same binding.
+    public func issue(
+        purpose: OneTimeCodeRecord.Purpose, identifier: String, client: ClientRecord, userID: UUID?,
+        linkTTL: TimeInterval?, data: String?, stores: any Stores
+    ) async throws -> Issued {
+        let now = services.clock.now()
+        let code = Secrets.numericCode(digits: 6)
+        try await stores.codes.invalidate(purpose: purpose, identifier: identifier, clientID: client.id, at: now)
+        // Code and link are separate records: they expire on different clocks (minutes vs hours).
+        try await stores.codes.insert(
+            OneTimeCodeRecord(
+                purpose: purpose, identifier: identifier, clientID: client.id, userID: userID,
+                codeHash: services.secret.codeHash(code, binding: binding(purpose, client.id, identifier)), tokenHash: nil,
+                maxAttempts: services.settings.codeMaxAttempts, data: data, createdAt: now,
+                expiresAt: now.addingTimeInterval(services.settings.codeTTL)))
+        var token: String?
+        if let linkTTL {
+            let fresh = Secrets.token(prefix: "gh_l_")
+            try await stores.codes.insert(
+                OneTimeCodeRecord(
+                    purpose: purpose, identifier: identifier, clientID: client.id, userID: userID, codeHash: nil,
+                    tokenHash: Secrets.sha256Hex(fresh), maxAttempts: 1, data: data, createdAt: now,
+                    expiresAt: now.addingTimeInterval(linkTTL)))
+            token = fresh
+        }
+        return Issued(code: code, token: token)
+    }
+
+    /// Checks `code` against the open code for this binding and consumes it. Wrong: 401 `invalid_code`
+    /// with the attempts left; none left, expired or never sent: 401 `code_expired`.
+    public func redeem(code: String, purpose: OneTimeCodeRecord.Purpose, identifier: String, clientID: String) async throws
+        -> OneTimeCodeRecord
+    {
+        let now = services.clock.now()
+        let expected = services.secret.codeHash(code, binding: binding(purpose, clientID, identifier))
+        let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await services.persistence.transaction { stores in
+            guard let record = try await stores.codes.findOpen(purpose: purpose, identifier: identifier, clientID: clientID),
+                record.expiresAt > now
+            else { return .failure(Self.expired) }
+            // The attempt is counted before comparing, in the same statement that checks the bound.
+            guard let attempts = try await stores.codes.recordAttempt(id: record.id) else { return .failure(Self.expired) }
+            guard let stored = record.codeHash, Secrets.constantTimeEquals(stored, expected) else {
+                let left = max(0, record.maxAttempts - attempts)
+                return .failure(Self.invalid(remaining: left))
+            }
+            guard try await stores.codes.consume(id: record.id, at: now) else { return .failure(Self.expired) }
+            try await stores.codes.invalidate(purpose: purpose, identifier: identifier, clientID: clientID, at: now)
+            return .success(record)
+        }
+        return try outcome.get()
+    }
+
+    /// Consumes a link token of this purpose. Unknown, used or expired: 401 `code_expired`.
+    public func redeem(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> OneTimeCodeRecord {
+        let now = services.clock.now()
+        guard token.utf8.count <= 256 else { throw Self.expired }
+        let hash = Secrets.sha256Hex(token)
+        let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await services.persistence.transaction { stores in
+            guard let record = try await stores.codes.find(tokenHash: hash), record.purpose == purpose,
+                record.consumedAt == nil, record.expiresAt > now,
+                try await stores.codes.consume(id: record.id, at: now)
+            else { return .failure(Self.expired) }
+            try await stores.codes.invalidate(purpose: purpose, identifier: record.identifier, clientID: record.clientID, at: now)
+            return .success(record)
+        }
+        return try outcome.get()
+    }
+
+    func binding(_ purpose: OneTimeCodeRecord.Purpose, _ clientID: String, _ identifier: String) -> String {
+        "\(purpose.rawValue):\(clientID):\(identifier)"
+    }
+
+    static let expired = GatehouseError(
+        status: 401, code: .codeExpired, title: "Code expired",
+        detail: "This code or link is no longer valid. Ask for a new one.")
+
+    static func invalid(remaining: Int) -> GatehouseError {
+        GatehouseError(
+            status: 401, code: .invalidCode, title: "Invalid code", detail: "The code is wrong.",
+            remainingAttempts: remaining)
+    }
+}
+
+/// Send cool-downs: one message per binding per interval, counted in the database.
+struct SendCooldown: Sendable {
+    let services: CoreServices
+
+    /// Throws 429 when a message for `key` went out less than `interval` ago; otherwise records this one.
+    func claim(_ key: String, interval: TimeInterval) async throws {
+        let now = services.clock.now()
+        let count = try await services.persistence.transaction { stores in
+            try await stores.attempts.recordFailure(key: "cooldown:" + Secrets.sha256Hex(key), now: now, window: interval)
+        }
+        if count.count > 1 {
+            let left = count.windowStart.addingTimeInterval(interval).timeIntervalSince(now)
+            throw GatehouseError.rateLimited(retryAfter: min(Int(interval.rounded(.up)), max(1, Int(left.rounded(.up)))))
+        }
+    }
+}

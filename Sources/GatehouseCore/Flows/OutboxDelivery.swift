@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+
+/// Drains the outbox: claims due rows with a lease, renders them, hands them to the transport of their
+/// channel, and records the outcome. At-least-once: a node that dies mid-send leaves a lease that runs
+/// out, and another node sends again with the same Message-ID.
+public struct OutboxDelivery: Sendable {
+    public struct Policy: Sendable {
+        /// Attempts before a row is declared dead.
+        public var maxAttempts = 10
+        public var baseDelay: TimeInterval = 5
+        public var maxDelay: TimeInterval = 3600
+        public var lease: TimeInterval = 120
+        public var batch = 16
+        public init() {}
+    }
+
+    let services: CoreServices
+    let renderer: any MessageRenderer
+    let transports: [OutboxMessage.Channel: any MessageTransport]
+    let policy: Policy
+    let messageIDDomain: String
+
+    public init(
+        services: CoreServices, renderer: any MessageRenderer, transports: [OutboxMessage.Channel: any MessageTransport],
+        policy: Policy = Policy()
+    ) {
+        self.services = services
+        self.renderer = renderer
+        self.transports = transports
+        self.policy = policy
+        self.messageIDDomain = URL(string: services.settings.publicURL)?.host ?? "gatehouse.local"
+    }
+
+    /// One round: returns how many rows were handled, so the caller knows whether to poll again at once.
+    @discardableResult
+    public func runOnce() async throws -> Int {
+        let now = services.clock.now()
+        let lease = now.addingTimeInterval(policy.lease)
+        let batch = policy.batch
+        let claimed = try await services.persistence.transaction {
+            try await $0.outbox.claimDue(now: now, leaseUntil: lease, limit: batch)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for message in claimed {
+                group.addTask { await self.deliver(message) }
+            }
+        }
+        return claimed.count
+    }
+
+    func deliver(_ row: OutboxMessage) async {
+        let outcome: Result<Void, DeliveryFailure>
+        do {
+            guard let transport = transports[row.channel] else {
+                throw DeliveryFailure(permanent: true, reason: "no transport for \(row.channel.rawValue)")
+            }
+            let variables = try JSONDecoder().decode([String: String].self, from: try services.secret.open(row.sealedPayload))
+            let rendered = try renderer.render(kind: row.kind, channel: row.channel, locale: row.locale, variables: variables)
+            try await transport.deliver(
+                OutgoingMessage(
+                    kind: row.kind, channel: row.channel, recipient: row.recipient, subject: rendered.subject,
+                    text: rendered.text, html: rendered.html,
+                    messageID: "<\(row.id.uuidString.lowercased())@\(messageIDDomain)>"))
+            outcome = .success(())
+        } catch let failure as DeliveryFailure {
+            outcome = .failure(failure)
+        } catch {
+            outcome = .failure(DeliveryFailure(permanent: false, reason: "\(type(of: error))"))
+        }
+        let now = services.clock.now()
+        do {
+            switch outcome {
+            case .success:
+                try await services.persistence.transaction { try await $0.outbox.markSent(id: row.id, at: now) }
+            case .failure(let failure):
+                let retryAt = (failure.permanent || row.attempts >= policy.maxAttempts) ? nil : now.addingTimeInterval(delay(after: row.attempts))
+                try await services.persistence.transaction {
+                    try await $0.outbox.markFailed(id: row.id, error: failure.description, retryAt: retryAt, at: now)
+                }
+                services.logger.warning(
+                    "outbox delivery failed",
+                    metadata: ["id": "\(row.id)", "kind": "\(row.kind)", "attempt": "\(row.attempts)",
+                               "dead": "\(retryAt == nil)", "reason": "\(failure.reason.prefix(200))"])
+            }
+        } catch {
+            // The lease runs out and the row is tried again: nothing is lost.
+            services.logger.error("outbox bookkeeping failed", metadata: ["id": "\(row.id)", "error_type": "\(type(of: error))"])
+        }
+    }
+
+    /// Exponential backoff with jitter, capped.
+    func delay(after attempts: Int) -> TimeInterval {
+        let exponential = policy.baseDelay * pow(2, Double(max(0, attempts - 1)))
+        let capped = min(policy.maxDelay, exponential)
+        return capped * Double.random(in: 0.8...1.2)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import GatehouseAPI
+
+/// Password recovery: a code and a link by mail, a short-lived recovery session, or a reset on the
+/// hosted page.
+public struct RecoveryFlow: Sendable {
+    let services: CoreServices
+    let clients: ClientResolver
+    let codes: OneTimeCodes
+    let issuer: SessionIssuer
+
+    public init(services: CoreServices) {
+        self.services = services
+        self.clients = ClientResolver(services: services)
+        self.codes = OneTimeCodes(services: services)
+        self.issuer = SessionIssuer(services: services)
+    }
+
+    /// Always the same answer. A known address gets a code and a reset link; an unknown one gets a
+    /// neutral notice only when the client turned that on (it costs a mail per guess).
+    public func request(email raw: String, clientID: String?, meta: RequestMeta) async throws {
+        let client = try await clients.resolve(clientID)
+        var result = ValidationResult()
+        let email = EmailAddress.validate(raw, into: &result)
+        guard result.isValid else { throw GatehouseError.validation(result) }
+        try await SendCooldown(services: services).claim("recovery:\(client.id):\(email)", interval: services.settings.sendCooldown)
+        let messages = VerificationMessages(services: services)
+        try await services.persistence.transaction { stores in
+            guard let user = try await stores.users.find(email: email), user.state == .active else {
+                if client.settings.recoveryUnknownNotice.isOn {
+                    try await messages.enqueue(
+                        kind: "recovery_unknown", to: email, locale: meta.acceptLanguage,
+                        variables: ["client_name": client.name], stores: stores)
+                }
+                return
+            }
+            let issued = try await codes.issue(
+                purpose: .recovery, identifier: email, client: client, userID: user.id,
+                linkTTL: services.settings.recoveryLinkTTL, data: nil, stores: stores)
+            try await messages.enqueue(
+                kind: "recovery", to: email, locale: user.profile.locale ?? meta.acceptLanguage,
+                variables: [
+                    "code": issued.code, "link": services.settings.publicURL + "/reset?token=" + (issued.token ?? ""),
+                    "client_name": client.name, "minutes": messages.minutes(services.settings.codeTTL),
+                ],
+                stores: stores)
+        }
+    }
+
+    /// `{email, code}` or `{token}`: a session whose `amr` holds `recovery`, so the password can be set
+    /// without the old one for a few minutes.
+    public func verify(email raw: String?, code: String?, token: String?, clientID: String?, meta: RequestMeta) async throws
+        -> TokenResponse
+    {
+        let record: OneTimeCodeRecord
+        let client: ClientRecord
+        if let token, !token.isEmpty {
+            record = try await codes.redeem(token: token, purpose: .recovery)
+            client = try await clients.resolve(record.clientID)
+        } else if let raw, let code {
+            client = try await clients.resolve(clientID)
+            record = try await codes.redeem(code: code, purpose: .recovery, identifier: EmailAddress.normalize(raw), clientID: client.id)
+        } else {
+            throw GatehouseError.validation(field: nil, code: .required, message: "Send email and code, or token.")
+        }
+        guard let userID = record.userID else { throw OneTimeCodes.expired }
+        let scopes = SessionIssuer.grant(requested: nil, client: client)
+        let now = services.clock.now()
+        let (user, started) = try await services.persistence.transaction { stores -> (UserRecord, SessionIssuer.Started) in
+            guard var user = try await stores.users.find(id: userID), user.state == .active else { throw OneTimeCodes.expired }
+            // Receiving the code proves the address too.
+            if !user.emailVerified {
+                user.emailVerified = true
+                user.updatedAt = now
+                try await stores.users.update(user)
+            }
+            return (user, try await issuer.start(user: user, client: client, amr: ["recovery"], scopes: scopes, meta: meta, stores: stores))
+        }
+        return try await issuer.response(
+            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
+    }
+
+    /// The hosted reset page: checks the link token, sets the password, ends every session.
+    public func reset(token: String, password: String, meta: RequestMeta) async throws {
+        var result = ValidationResult()
+        services.settings.passwordPolicy.validate(password, email: nil, into: &result)
+        guard result.isValid else { throw GatehouseError.validation(result) }
+        let record = try await codes.redeem(token: token, purpose: .recovery)
+        guard let userID = record.userID else { throw OneTimeCodes.expired }
+        let user = try await services.persistence.read { try await $0.users.find(id: userID) }
+        guard let user, user.state == .active else { throw OneTimeCodes.expired }
+        services.settings.passwordPolicy.validate(password, email: user.email, into: &result)
+        guard result.isValid else { throw GatehouseError.validation(result) }
+        let hash = try await services.hasher.hash(password)
+        let now = services.clock.now()
+        try await services.persistence.transaction { stores in
+            let existing = try await stores.credentials.find(userID: userID, kind: .password)
+            try await stores.credentials.upsert(
+                CredentialRecord(userID: userID, kind: .password, secret: hash, createdAt: existing?.createdAt ?? now, updatedAt: now))
+            if !user.emailVerified {
+                var verified = user
+                verified.emailVerified = true
+                verified.updatedAt = now
+                try await stores.users.update(verified)
+            }
+            _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .passwordChanged)
+            try await stores.attempts.reset(key: LoginThrottle.accountKey(user.email ?? ""))
+            if let email = user.email {
+                try await VerificationMessages(services: services).enqueue(
+                    kind: "password_changed", to: email, locale: user.profile.locale ?? meta.acceptLanguage,
+                    variables: [:], stores: stores)
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GatehouseAPI
+
+/// Email verification: resend, verify by code or link, and the deep link back into the app.
+public struct VerificationFlow: Sendable {
+    let services: CoreServices
+    let clients: ClientResolver
+    let codes: OneTimeCodes
+    let issuer: SessionIssuer
+
+    public init(services: CoreServices) {
+        self.services = services
+        self.clients = ClientResolver(services: services)
+        self.codes = OneTimeCodes(services: services)
+        self.issuer = SessionIssuer(services: services)
+    }
+
+    /// Where a verified link leads.
+    public enum LinkOutcome: Sendable {
+        /// Back into the app: `redirectTo` with `?code=` appended.
+        case redirect(URL)
+        /// No app to return to: show a confirmation page.
+        case confirmed(email: String)
+    }
+
+    /// Same answer whether or not the address is known; the cool-down applies either way.
+    public func resend(email raw: String, clientID: String?, meta: RequestMeta) async throws {
+        let client = try await clients.resolve(clientID)
+        var result = ValidationResult()
+        let email = EmailAddress.validate(raw, into: &result)
+        guard result.isValid else { throw GatehouseError.validation(result) }
+        try await SendCooldown(services: services).claim("verify:\(client.id):\(email)", interval: services.settings.sendCooldown)
+        try await services.persistence.transaction { stores in
+            guard let user = try await stores.users.find(email: email), !user.emailVerified else { return }
+            try await VerificationMessages(services: services).issue(
+                user: user, client: client, redirectTo: nil, pkce: nil, meta: meta, stores: stores)
+        }
+    }
+
+    /// `{email, code}`: verifies and signs in.
+    public func verify(email raw: String, code: String, clientID: String?, meta: RequestMeta) async throws -> TokenResponse {
+        let client = try await clients.resolve(clientID)
+        let email = EmailAddress.normalize(raw)
+        let record = try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
+        return try await signIn(record, client: client, meta: meta)
+    }
+
+    /// `{token}` from the mail's link, posted by an app: verifies and signs in.
+    public func verify(token: String, meta: RequestMeta) async throws -> TokenResponse {
+        let record = try await codes.redeem(token: token, purpose: .verifyEmail)
+        let client = try await clients.resolve(record.clientID)
+        return try await signIn(record, client: client, meta: meta)
+    }
+
+    /// `GET /verify?token=`: verifies, then returns to the app with an authorization code when the
+    /// sign-up named a redirect, or confirms on a page.
+    public func followLink(token: String) async throws -> LinkOutcome {
+        let record = try await codes.redeem(token: token, purpose: .verifyEmail)
+        let client = try await clients.resolve(record.clientID)
+        let user = try await markVerified(record)
+        let link = record.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
+        guard let redirect = link?.redirectTo, client.redirectURIs.contains(redirect) else {
+            return .confirmed(email: user.email ?? "")
+        }
+        let code = try await AuthorizationCodes(services: services).issue(
+            userID: user.id, client: client, redirectURI: redirect, pkce: link?.pkce, amr: ["otp"])
+        return .redirect(try AuthorizationCodes.append(code: code, to: redirect))
+    }
+
+    private func signIn(_ record: OneTimeCodeRecord, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
+        let user = try await markVerified(record)
+        let scopes = SessionIssuer.grant(requested: nil, client: client)
+        let started = try await services.persistence.transaction { stores in
+            try await issuer.start(user: user, client: client, amr: ["otp"], scopes: scopes, meta: meta, stores: stores)
+        }
+        return try await issuer.response(
+            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
+    }
+
+    private func markVerified(_ record: OneTimeCodeRecord) async throws -> UserRecord {
+        let now = services.clock.now()
+        guard let userID = record.userID else { throw OneTimeCodes.expired }
+        return try await services.persistence.transaction { stores in
+            guard var user = try await stores.users.find(id: userID), user.email == record.identifier else {
+                throw OneTimeCodes.expired
+            }
+            guard user.state == .active else { throw GatehouseError.accountDisabled }
+            if !user.emailVerified {
+                user.emailVerified = true
+                user.updatedAt = now
+                try await stores.users.update(user)
+            }
+            return user
+        }
+    }
+}

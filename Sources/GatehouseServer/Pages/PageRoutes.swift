@@ -1,0 +1,108 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// The hosted pages behind the links in mail: `/verify` and `/reset`. Server-rendered, no JavaScript,
+/// a CSRF token on the form, localized by `Accept-Language`.
+struct PageRoutes: Sendable {
+    let verification: VerificationFlow
+    let recovery: RecoveryFlow
+    let catalog: TemplateCatalog
+    let secret: ServerSecret
+    let passwordPolicy: PasswordPolicy
+    let secureCookies: Bool
+    let trustForwardedFor: Bool
+
+    init(services: CoreServices, catalog: TemplateCatalog, trustForwardedFor: Bool) {
+        self.verification = VerificationFlow(services: services)
+        self.recovery = RecoveryFlow(services: services)
+        self.catalog = catalog
+        self.secret = services.secret
+        self.passwordPolicy = services.settings.passwordPolicy
+        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.trustForwardedFor = trustForwardedFor
+    }
+
+    static let csrfCookie = "gh_csrf"
+
+    @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let lang = catalog.language(for: request.headers[.acceptLanguage])
+        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty else {
+            return failed(lang, status: .badRequest)
+        }
+        do {
+            switch try await verification.followLink(token: token) {
+            case .redirect(let url):
+                return PageResponses.redirect(to: url)
+            case .confirmed(let email):
+                return message(lang, title: "verified_title", body: "verified_body", values: ["email": email])
+            }
+        } catch let error as GatehouseError where error.status < 500 {
+            return failed(lang, status: .gone)
+        }
+    }
+
+    @Sendable func resetForm(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let lang = catalog.language(for: request.headers[.acceptLanguage])
+        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty, token.utf8.count <= 256 else {
+            return failed(lang, status: .badRequest)
+        }
+        return form(lang, token: String(token), error: nil, status: .ok)
+    }
+
+    @Sendable func reset(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let lang = catalog.language(for: request.headers[.acceptLanguage])
+        let fields = try await RequestDecoding.formFields(from: request)
+        let token = fields["token"] ?? ""
+        guard let nonce = Self.cookie(Self.csrfCookie, in: request), let sent = fields["csrf"],
+            Secrets.constantTimeEquals(secret.csrfToken(for: nonce), sent)
+        else {
+            return form(lang, token: token, error: catalog.string("expired_form", lang: lang), status: .forbidden)
+        }
+        guard let password = fields["password"], fields["confirm"] == password else {
+            return form(lang, token: token, error: catalog.string("mismatch", lang: lang), status: .unprocessableContent)
+        }
+        do {
+            let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+            try await recovery.reset(token: token, password: password, meta: meta)
+        } catch let error as GatehouseError where error.code == .validationFailed {
+            return form(lang, token: token, error: error.fieldErrors.first?.message ?? error.title, status: .unprocessableContent)
+        } catch let error as GatehouseError where error.status < 500 && error.status != 429 && error.status != 503 {
+            return failed(lang, status: .gone)
+        }
+        return message(lang, title: "reset_done_title", body: "reset_done_body")
+    }
+
+    private func form(_ lang: String, token: String, error: String?, status: HTTPResponse.Status) -> Response {
+        let nonce = Base64URL.encode(Secrets.randomBytes(16))
+        let html = catalog.page(
+            "reset", lang: lang,
+            values: ["title": catalog.string("reset_title", lang: lang), "token": token, "csrf": secret.csrfToken(for: nonce),
+                     "min_length": passwordPolicy.minLength, "error": error as Any])
+        let cookie = "\(Self.csrfCookie)=\(nonce); Path=/reset; HttpOnly; SameSite=Strict; Max-Age=3600" + (secureCookies ? "; Secure" : "")
+        return PageResponses.html(html, status: status, cookie: cookie)
+    }
+
+    private func message(_ lang: String, title: String, body: String, values: [String: String] = [:], status: HTTPResponse.Status = .ok) -> Response {
+        let html = catalog.page(
+            "message", lang: lang,
+            values: ["title": catalog.string(title, lang: lang), "body": catalog.string(body, lang: lang, values: values)])
+        return PageResponses.html(html, status: status)
+    }
+
+    private func failed(_ lang: String, status: HTTPResponse.Status) -> Response {
+        message(lang, title: "failed_title", body: "failed_body", status: status)
+    }
+
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if parts.count == 2, parts[0] == name { return parts[1] }
+            }
+        }
+        return nil
+    }
+}
