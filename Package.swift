@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseSMTPTests",
             dependencies: [
-                "GatehouseSMTP",
+                "GatehouseSMTP", "GatehouseTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

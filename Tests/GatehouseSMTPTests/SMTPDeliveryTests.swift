@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseSMTP
 import NIOSSL
+import GatehouseTesting
 import Testing
 
 /// End-to-end deliveries to a real SMTP server (aiosmtpd via scripts/smtp-sink.py), whose

@@ -53,7 +53,7 @@ public struct GatehouseServer: Sendable {
 
     /// SMTP when configured, else the development outbox; SMS goes to the development outbox until the
     /// gateway transport lands.
-    static func transports(_ configuration: ServerConfiguration, logger: Logger) throws
+    public static func transports(_ configuration: ServerConfiguration, logger: Logger) throws
         -> [OutboxMessage.Channel: any MessageTransport]
     {
         let development = DevelopmentOutbox(directory: configuration.outboxDir, from: configuration.mailFrom, logger: logger)

@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 /// Finds `python3` with aiosmtpd for the tests that talk to a real SMTP server.
 ///
@@ -7,9 +6,9 @@ import Testing
 /// aiosmtpd cannot be imported, `python3 -m pip install aiosmtpd` is tried once per test run. If
 /// that fails too the server tests are skipped with that reason, except under CI (`CI` set), where
 /// a missing server must not pass silently and the condition throws instead.
-enum SinkEnvironment {
+public enum SinkEnvironment {
     /// The interpreter, once found and able to import aiosmtpd.
-    static let python: Task<Result<URL, SinkUnavailable>, Never> = Task {
+    public static let python: Task<Result<URL, SinkUnavailable>, Never> = Task {
         let result = await locate()
         if case .failure(let reason) = result {
             // Once per run, beside Swift Testing's own "skipped" lines.
@@ -19,7 +18,7 @@ enum SinkEnvironment {
     }
 
     /// For `.enabled(…)` traits: true when the sink can run.
-    static func isAvailable() async throws -> Bool {
+    public static func isAvailable() async throws -> Bool {
         switch await python.value {
         case .success:
             return true
@@ -32,12 +31,11 @@ enum SinkEnvironment {
     }
 
     /// `scripts/smtp-sink.py`, found from this file's path or `GATEHOUSE_SMTP_SINK`.
-    static var script: URL {
+    public static var script: URL {
         if let path = ProcessInfo.processInfo.environment["GATEHOUSE_SMTP_SINK"] { return URL(fileURLWithPath: path) }
         return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()  // Support
-            .deletingLastPathComponent()  // GatehouseSMTPTests
-            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()  // GatehouseTesting
+            .deletingLastPathComponent()  // Sources
             .deletingLastPathComponent()  // package root
             .appendingPathComponent("scripts/smtp-sink.py")
     }
@@ -66,7 +64,7 @@ enum SinkEnvironment {
     }
 
     /// Runs a process to completion without blocking a concurrency thread; returns its exit status.
-    static func run(_ executable: URL, _ arguments: [String]) async -> Int32 {
+    public static func run(_ executable: URL, _ arguments: [String]) async -> Int32 {
         await withCheckedContinuation { continuation in
             let process = Process()
             process.executableURL = executable
@@ -84,18 +82,18 @@ enum SinkEnvironment {
     }
 }
 
-struct SinkUnavailable: Error, CustomStringConvertible {
-    var message: String
-    var description: String { "SMTP sink unavailable: \(message)" }
+public struct SinkUnavailable: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { "SMTP sink unavailable: \(message)" }
 }
 
 /// One running `scripts/smtp-sink.py`, bound to a free port on 127.0.0.1 that it picked itself
 /// (so parallel tests never race for a port).
-final class SMTPSink {
-    let port: Int
-    let directory: URL
-    var maildir: URL { directory.appendingPathComponent("mail") }
-    var certificatePath: String { directory.appendingPathComponent("tls/cert.pem").path }
+public final class SMTPSink {
+    public let port: Int
+    public let directory: URL
+    public var maildir: URL { directory.appendingPathComponent("mail") }
+    public var certificatePath: String { directory.appendingPathComponent("tls/cert.pem").path }
     private let process: Process
     private let input: Pipe
 
@@ -108,7 +106,7 @@ final class SMTPSink {
 
     /// Starts a sink with `arguments`; with `tls` it first makes a self-signed certificate for
     /// `localhost`/127.0.0.1 and passes it as `--tls-cert/--tls-key`.
-    static func start(_ arguments: [String] = [], tls: Bool = false) async throws -> SMTPSink {
+    public static func start(_ arguments: [String] = [], tls: Bool = false) async throws -> SMTPSink {
         guard case .success(let python) = await SinkEnvironment.python.value else {
             throw SinkUnavailable(message: "python3 with aiosmtpd was not found")
         }
@@ -156,7 +154,7 @@ final class SMTPSink {
     }
 
     /// Every message received so far, in arrival order.
-    func messages() throws -> [ReceivedMessage] {
+    public func messages() throws -> [ReceivedMessage] {
         let files = try FileManager.default.contentsOfDirectory(atPath: maildir.path)
             .filter { $0.hasSuffix(".json") }
             .sorted()
@@ -167,17 +165,9 @@ final class SMTPSink {
         }
     }
 
-    /// The one message received; records an issue unless there is exactly one.
-    func onlyMessage(sourceLocation: SourceLocation = #_sourceLocation) throws -> ReceivedMessage {
-        let messages = try messages()
-        try #require(
-            messages.count == 1, "expected exactly one message, got \(messages.count)", sourceLocation: sourceLocation)
-        return messages[0]
-    }
-
     /// Stops the sink and removes its files, polling for exit so no concurrency thread blocks
     /// (with two cores, a blocked thread stalls every other test).
-    func stop() async {
+    public func stop() async {
         if process.isRunning { process.terminate() }
         try? input.fileHandleForWriting.close()
         for _ in 0..<500 where process.isRunning {
@@ -205,7 +195,7 @@ final class SMTPSink {
 }
 
 /// Runs `body` with a started sink and stops the sink afterwards, whatever happens.
-func withSink<T>(
+public func withSink<T>(
     _ arguments: [String] = [],
     tls: Bool = false,
     _ body: (SMTPSink) async throws -> T
@@ -222,43 +212,48 @@ func withSink<T>(
 }
 
 /// A message as the sink recorded it (see `describe` in scripts/smtp-sink.py).
-struct ReceivedMessage: Decodable {
-    struct Address: Decodable, Equatable {
-        var name: String
-        var address: String
+public struct ReceivedMessage: Decodable, Sendable {
+    public struct Address: Decodable, Equatable, Sendable {
+        public var name: String
+        public var address: String
+
+        public init(name: String, address: String) {
+            self.name = name
+            self.address = address
+        }
     }
 
-    struct Part: Decodable {
-        var contentType: String
-        var charset: String?
-        var transferEncoding: String?
-        var content: String
+    public struct Part: Decodable, Sendable {
+        public var contentType: String
+        public var charset: String?
+        public var transferEncoding: String?
+        public var content: String
 
         /// The decoded content with CRLF turned into LF, as it would be in a Swift string literal.
-        var text: String { content.replacing("\r\n", with: "\n") }
+        public var text: String { content.replacing("\r\n", with: "\n") }
     }
 
-    struct Parsed: Decodable {
-        var subject: String
-        var fromName: String?
-        var fromAddress: String?
-        var to: [Address]
-        var messageId: String?
-        var date: String?
-        var mimeVersion: String?
-        var contentType: String
-        var headers: [[String]]
-        var parts: [Part]
-        var defects: [String]
+    public struct Parsed: Decodable, Sendable {
+        public var subject: String
+        public var fromName: String?
+        public var fromAddress: String?
+        public var to: [Address]
+        public var messageId: String?
+        public var date: String?
+        public var mimeVersion: String?
+        public var contentType: String
+        public var headers: [[String]]
+        public var parts: [Part]
+        public var defects: [String]
     }
 
-    var mailFrom: String
-    var rcptTos: [String]
-    var tls: Bool
-    var authenticatedAs: String?
-    var raw: String
-    var maxLineLength: Int
-    var bareLineFeeds: Int
-    var eightBit: Bool
-    var parsed: Parsed
+    public var mailFrom: String
+    public var rcptTos: [String]
+    public var tls: Bool
+    public var authenticatedAs: String?
+    public var raw: String
+    public var maxLineLength: Int
+    public var bareLineFeeds: Int
+    public var eightBit: Bool
+    public var parsed: Parsed
 }

@@ -1,0 +1,154 @@
+import Crypto
+import Foundation
+import GatehouseTesting
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite("Email verification")
+struct VerificationTests {
+    static func pkce() -> (verifier: String, challenge: String) {
+        let verifier = (0..<4).map { _ in UUID().uuidString }.joined().replacingOccurrences(of: "-", with: "")
+        let challenge = Data(SHA256.hash(data: Data(verifier.utf8))).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return (verifier, challenge)
+    }
+
+    @Test("Verify by code: wrong codes count down, the fifth kills it, a resend waits out the cool-down", arguments: TestDatabase.available)
+    func verifyByCode(database: TestDatabase) async throws {
+        let server = try await TestServer.start(database)
+        try await server.withRouter { client in
+            let email = "vera@example.com"
+            #expect(try await client.json(.post, "/v1/signup", ["email": email, "password": "correct horse battery"]).status == .created)
+            try await server.deliverMail()
+            let mail = try #require(server.lastMail(to: email, kind: "verification"))
+            let code = try #require(mail.code)
+            #expect(mail.subject?.contains(code) == true)
+            #expect(mail.html?.contains(code) == true)
+            #expect(mail.link("/verify?token=") != nil)
+
+            let wrong = code == "000000" ? "111111" : "000000"
+            for remaining in (0..<5).reversed() {
+                let attempt = try await client.json(.post, "/v1/verify", ["email": email, "code": wrong])
+                #expect(attempt.status == .unauthorized)
+                #expect(attempt.string("code") == "invalid_code")
+                #expect(attempt.object["remaining_attempts"] as? Int == remaining)
+            }
+            let dead = try await client.json(.post, "/v1/verify", ["email": email, "code": code])
+            #expect(dead.string("code") == "code_expired")
+
+            // A new code; a second resend inside the cool-down is refused with Retry-After.
+            #expect(try await client.json(.post, "/v1/verification", ["email": email]).status == .accepted)
+            let tooSoon = try await client.json(.post, "/v1/verification", ["email": email])
+            #expect(tooSoon.status == .tooManyRequests)
+            #expect(tooSoon.headers[.retryAfter] != nil)
+            // Unknown addresses get the same answer (after their own cool-down).
+            #expect(try await client.json(.post, "/v1/verification", ["email": "ghost@example.com"]).status == .accepted)
+            try await server.deliverMail()
+            #expect(server.lastMail(to: "ghost@example.com", kind: "verification") == nil)
+
+            let fresh = try #require(server.lastMail(to: email, kind: "verification")?.code)
+            let ok = try await client.json(.post, "/v1/verify", ["email": email, "code": fresh])
+            #expect(ok.status == .ok, "\(ok.text)")
+            #expect((ok.object["user"] as? [String: Any])?["email_verified"] as? Bool == true)
+            let again = try await client.json(.post, "/v1/verify", ["email": email, "code": fresh])
+            #expect(again.string("code") == "code_expired")
+            let login = try await client.json(.post, "/v1/login", ["email": email, "password": "correct horse battery"])
+            #expect(login.status == .ok)
+        }
+    }
+
+    @Test("The deep link: sign-up with redirect_to and PKCE → mail → link → app redirect with code → token exchange", arguments: TestDatabase.available)
+    func deepLink(database: TestDatabase) async throws {
+        let server = try await TestServer.start(database)
+        let redirect = "com.example.app:/verified"
+        try await server.createClient(id: "mobile", redirectURIs: [redirect])
+        try await server.withRouter { client in
+            let (verifier, challenge) = Self.pkce()
+            let signup = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": "mobile", "email": "deep@example.com", "password": "correct horse battery",
+                 "redirect_to": redirect, "code_challenge": challenge, "code_challenge_method": "S256"])
+            #expect(signup.status == .created)
+            try await server.deliverMail()
+            let path = try #require(server.lastMail(to: "deep@example.com", kind: "verification")?.linkPath("/verify?token="))
+
+            let followed = try await client.json(.get, path)
+            #expect(followed.status == .seeOther)
+            let location = try #require(followed.headers[.location])
+            #expect(location.hasPrefix(redirect + "?code="))
+            let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
+
+            let wrongVerifier = try await client.form(
+                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": String(repeating: "x", count: 50)])
+            #expect(wrongVerifier.string("error") == "invalid_grant")
+            // The failed attempt consumed the code: codes are single use whatever happens.
+            let retry = try await client.form(
+                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": verifier])
+            #expect(retry.string("error") == "invalid_grant")
+
+            // The link is single use too; the next sign-in goes through a fresh code from a resend…
+            #expect(try await client.json(.get, path).status == .gone)
+            // …so do the flow again with the right verifier from the start.
+            let (verifier2, challenge2) = Self.pkce()
+            let second = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": "mobile", "email": "deep2@example.com", "password": "correct horse battery",
+                 "redirect_to": redirect, "code_challenge": challenge2, "code_challenge_method": "S256"])
+            #expect(second.status == .created)
+            try await server.deliverMail()
+            let path2 = try #require(server.lastMail(to: "deep2@example.com", kind: "verification")?.linkPath("/verify?token="))
+            let location2 = try #require(try await client.json(.get, path2).headers[.location])
+            let code2 = try #require(URLComponents(string: location2)?.queryItems?.first { $0.name == "code" }?.value)
+            let tokens = try await client.form(
+                "/oauth/token",
+                ["grant_type": "authorization_code", "code": code2, "client_id": "mobile", "code_verifier": verifier2, "redirect_uri": redirect])
+            #expect(tokens.status == .ok, "\(tokens.text)")
+            let access = try #require(tokens.string("access_token"))
+            let me = try await client.json(.get, "/v1/me", bearer: access)
+            #expect((me.object["email_verified"] as? Bool) == true)
+            #expect(try await refresh(client, try #require(tokens.string("refresh_token")), clientID: "mobile").status == .ok)
+        }
+    }
+
+    @Test("A public client's redirect without PKCE is refused; an unregistered redirect too")
+    func pkceRequired() async throws {
+        let server = try await TestServer.start(.sqlite)
+        try await server.createClient(id: "mobile", redirectURIs: ["com.example.app:/verified"])
+        try await server.withRouter { client in
+            let noPKCE = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": "mobile", "email": "nopkce@example.com", "password": "correct horse battery", "redirect_to": "com.example.app:/verified"])
+            #expect(noPKCE.status == .unprocessableContent)
+            #expect((noPKCE.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "code_challenge")
+            let plain = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": "mobile", "email": "plain@example.com", "password": "correct horse battery",
+                 "redirect_to": "com.example.app:/verified", "code_challenge": String(repeating: "a", count: 43), "code_challenge_method": "plain"])
+            #expect(plain.status == .unprocessableContent)
+        }
+    }
+
+    @Test("Without a redirect the link shows a localized confirmation page with security headers")
+    func confirmationPage() async throws {
+        let server = try await TestServer.start(.sqlite)
+        try await server.withRouter { client in
+            _ = try await client.json(.post, "/v1/signup", ["email": "page@example.com", "password": "correct horse battery"],
+                                      headers: [.acceptLanguage: "nb-NO,nb;q=0.9,en;q=0.5"])
+            try await server.deliverMail()
+            let mail = try #require(server.lastMail(to: "page@example.com", kind: "verification"))
+            #expect(mail.subject?.hasPrefix("Din bekreftelseskode") == true)
+            let path = try #require(mail.linkPath("/verify?token="))
+            let page = try await client.json(.get, path, headers: [.acceptLanguage: "en-GB"])
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+            #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            #expect(page.text.contains("page@example.com is verified"))
+            #expect(!page.text.contains("<script"))
+            let login = try await client.json(.post, "/v1/login", ["email": "page@example.com", "password": "correct horse battery"])
+            #expect(login.status == .ok)
+        }
+    }
+}
