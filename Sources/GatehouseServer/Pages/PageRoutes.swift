@@ -77,10 +77,13 @@ struct PageRoutes: Sendable {
 
     private func form(_ lang: String, token: String, error: String?, status: HTTPResponse.Status) -> Response {
         let nonce = Base64URL.encode(Secrets.randomBytes(16))
-        let html = catalog.page(
-            "reset", lang: lang,
-            values: ["title": catalog.string("reset_title", lang: lang), "token": token, "csrf": secret.csrfToken(for: nonce),
-                     "min_length": passwordPolicy.minLength, "error": error as Any])
+        var values: [String: Any] = [
+            "title": catalog.string("reset_title", lang: lang), "token": token, "csrf": secret.csrfToken(for: nonce),
+            "min_length": passwordPolicy.minLength,
+        ]
+        // Only when there is one: a boxed nil would render as the word "nil".
+        if let error { values["error"] = error }
+        let html = catalog.page("reset", lang: lang, values: values)
         let cookie = "\(Self.csrfCookie)=\(nonce); Path=/reset; HttpOnly; SameSite=Strict; Max-Age=3600" + (secureCookies ? "; Secure" : "")
         return PageResponses.html(html, status: status, cookie: cookie)
     }
