@@ -45,6 +45,16 @@ struct ServeCommand: AsyncParsableCommand {
     var failureWindow: Double?
     @Option(name: .customLong("max-signups-per-ip"), help: "Sign-ups per IP per window before 429 (GATEHOUSE_MAX_SIGNUPS_PER_IP; default 30)")
     var maxSignupsPerIP: Int?
+    @Option(name: .customLong("code-ttl"), help: "Seconds a one-time code is valid (GATEHOUSE_CODE_TTL; default 600)")
+    var codeTTL: Int?
+    @Option(name: .customLong("code-attempts"), help: "Attempts per one-time code (GATEHOUSE_CODE_ATTEMPTS; default 5)")
+    var codeAttempts: Int?
+    @Option(name: .customLong("verification-link-ttl"), help: "Seconds a verification link is valid (GATEHOUSE_VERIFICATION_LINK_TTL; default 86400)")
+    var verificationLinkTTL: Int?
+    @Option(name: .customLong("recovery-link-ttl"), help: "Seconds a recovery link is valid (GATEHOUSE_RECOVERY_LINK_TTL; default 3600)")
+    var recoveryLinkTTL: Int?
+    @Option(name: .customLong("send-cooldown"), help: "Seconds between two verification or recovery mails to one address (GATEHOUSE_SEND_COOLDOWN; default 60)")
+    var sendCooldown: Int?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
 
@@ -73,6 +83,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let v = try int(maxFailuresPerAccount.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT") { c.maxFailuresPerAccount = v }
         if let v = try int(maxFailuresPerIP.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_IP") { c.maxFailuresPerIP = v }
         if let v = try int(maxSignupsPerIP.map(String.init), "GATEHOUSE_MAX_SIGNUPS_PER_IP") { c.maxSignupsPerIP = v }
+        if let v = try int(codeTTL.map(String.init), "GATEHOUSE_CODE_TTL") { c.codeTTL = TimeInterval(max(30, v)) }
+        if let v = try int(codeAttempts.map(String.init), "GATEHOUSE_CODE_ATTEMPTS") { c.codeAttempts = max(1, v) }
+        if let v = try int(verificationLinkTTL.map(String.init), "GATEHOUSE_VERIFICATION_LINK_TTL") { c.verificationLinkTTL = TimeInterval(max(60, v)) }
+        if let v = try int(recoveryLinkTTL.map(String.init), "GATEHOUSE_RECOVERY_LINK_TTL") { c.recoveryLinkTTL = TimeInterval(max(60, v)) }
+        if let v = try int(sendCooldown.map(String.init), "GATEHOUSE_SEND_COOLDOWN") { c.sendCooldown = TimeInterval(v) }
         if let w = Env.value(failureWindow.map { String($0) }, "GATEHOUSE_FAILURE_WINDOW") {
             guard let v = Double(w), v > 0 else { throw ValidationError("GATEHOUSE_FAILURE_WINDOW must be seconds") }
             c.failureWindow = v

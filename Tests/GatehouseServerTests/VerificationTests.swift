@@ -152,3 +152,51 @@ struct VerificationTests {
         }
     }
 }
+
+@Suite("Code and link lifetimes")
+struct LifetimeTests {
+    @Test("Codes die after 10 minutes, verification links after 24 hours, recovery links after 1 hour")
+    func expiry() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            _ = try await client.json(.post, "/v1/signup", ["email": "late@example.com", "password": "correct horse battery"])
+            try await server.deliverMail()
+            let mail = try #require(server.lastMail(to: "late@example.com", kind: "verification"))
+            server.clock.advance(by: 10 * 60 + 1)
+            let code = try await client.json(.post, "/v1/verify", ["email": "late@example.com", "code": try #require(mail.code)])
+            #expect(code.string("code") == "code_expired")
+            // The link outlives the code…
+            let verifyPath = try #require(mail.linkPath("/verify?token="))
+            let token = try #require(URLComponents(string: verifyPath)?.queryItems?.first?.value)
+            server.clock.advance(by: 23 * 3600)
+            let link = try await client.json(.post, "/v1/verify", ["token": token])
+            #expect(link.status == .ok)
+
+            let user = try await signUp(client)
+            _ = try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email])
+            try await server.deliverMail()
+            let recovery = try #require(server.lastMail(to: user.email.lowercased(), kind: "recovery"))
+            let resetPath = try #require(recovery.linkPath("/reset?token="))
+            let recoveryToken = try #require(URLComponents(string: resetPath)?.queryItems?.first?.value)
+            server.clock.advance(by: 3601)
+            let expired = try await client.json(.post, "/v1/recovery/verify", ["token": recoveryToken])
+            #expect(expired.string("code") == "code_expired")
+        }
+    }
+
+    @Test("Operator templates override the bundled ones file by file")
+    func templateOverride() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gh-templates-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("en"), withIntermediateDirectories: true)
+        try "Welcome aboard, code {{{code}}}".write(to: directory.appendingPathComponent("en/verification.subject.mustache"), atomically: true, encoding: .utf8)
+        let server = try await TestServer.start(.sqlite) { $0.templatesDir = directory.path }
+        try await server.withRouter { client in
+            _ = try await client.json(.post, "/v1/signup", ["email": "tpl@example.com", "password": "correct horse battery"])
+            try await server.deliverMail()
+            let mail = try #require(server.lastMail(to: "tpl@example.com", kind: "verification"))
+            #expect(mail.subject == "Welcome aboard, code \(mail.code ?? "?")")
+            #expect(mail.text.contains("your verification code"))  // the bundled text part still applies
+        }
+    }
+}

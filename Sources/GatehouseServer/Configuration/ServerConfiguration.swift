@@ -31,6 +31,12 @@ public struct ServerConfiguration: Sendable {
     public var maxFailuresPerIP = 50
     public var failureWindow: TimeInterval = 15 * 60
     public var maxSignupsPerIP = 30
+    /// One-time codes: lifetime, attempts; links: lifetimes; minimum time between two mails to one address.
+    public var codeTTL: TimeInterval = 600
+    public var codeAttempts = 5
+    public var verificationLinkTTL: TimeInterval = 24 * 3600
+    public var recoveryLinkTTL: TimeInterval = 3600
+    public var sendCooldown: TimeInterval = 60
     /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
     public var trustForwardedFor = false
 
@@ -39,6 +45,11 @@ public struct ServerConfiguration: Sendable {
     var coreSettings: CoreSettings {
         var settings = CoreSettings(publicURL: publicURL)
         settings.refreshReuseGrace = refreshReuseGrace
+        settings.codeTTL = codeTTL
+        settings.codeMaxAttempts = codeAttempts
+        settings.verificationLinkTTL = verificationLinkTTL
+        settings.recoveryLinkTTL = recoveryLinkTTL
+        settings.sendCooldown = sendCooldown
         settings.throttle = ThrottlePolicy(
             maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP, window: failureWindow,
             maxSignupsPerIP: maxSignupsPerIP)
