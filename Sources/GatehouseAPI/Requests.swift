@@ -39,16 +39,19 @@ public struct LoginRequest: Codable, Hashable, Sendable {
     public var email: String
     public var password: String
     public var scope: String?
+    /// Echoed in the ID token when `openid` is granted.
+    public var nonce: String?
 
-    public init(clientId: String? = nil, email: String, password: String, scope: String? = nil) {
+    public init(clientId: String? = nil, email: String, password: String, scope: String? = nil, nonce: String? = nil) {
         self.clientId = clientId
         self.email = email
         self.password = password
         self.scope = scope
+        self.nonce = nonce
     }
 
     private enum CodingKeys: String, CodingKey {
-        case email, password, scope
+        case email, password, scope, nonce
         case clientId = "client_id"
     }
 }

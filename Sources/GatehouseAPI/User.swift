@@ -53,6 +53,10 @@ public struct User: Codable, Hashable, Sendable {
     public var state: UserState
     public var createdAt: Date
     public var lastLoginAt: Date?
+    /// In token responses: whether the user accepted the client's current terms.
+    public var agreementsUpToDate: Bool?
+    /// In token responses: the client's required profile fields the user has not filled in.
+    public var missingRequiredFields: [String]?
 
     public init(
         id: UUID, email: String?, emailVerified: Bool, phone: String?, phoneVerified: Bool, hasPassword: Bool,
@@ -82,6 +86,8 @@ public struct User: Codable, Hashable, Sendable {
         try c.encode(state, forKey: .state)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encodeIfPresent(lastLoginAt, forKey: .lastLoginAt)
+        try c.encodeIfPresent(agreementsUpToDate, forKey: .agreementsUpToDate)
+        try c.encodeIfPresent(missingRequiredFields, forKey: .missingRequiredFields)
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -91,5 +97,7 @@ public struct User: Codable, Hashable, Sendable {
         case hasPassword = "has_password"
         case createdAt = "created_at"
         case lastLoginAt = "last_login_at"
+        case agreementsUpToDate = "agreements_up_to_date"
+        case missingRequiredFields = "missing_required_fields"
     }
 }

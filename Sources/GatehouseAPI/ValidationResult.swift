@@ -28,6 +28,11 @@ public struct ValidationResult: Hashable, Sendable {
         errors.append(FieldError(field: nil, code: .validationFailed, message: message))
     }
 
+    /// Adds a general problem with a specific code.
+    public mutating func invalidate(code: ErrorCode, message: String) {
+        errors.append(FieldError(field: nil, code: code, message: message))
+    }
+
     /// Marks one field invalid without a message of its own.
     public mutating func invalidate(field: String) {
         errors.append(FieldError(field: field, code: .invalidValue, message: "\(field) is invalid."))

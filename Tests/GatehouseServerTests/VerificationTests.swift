@@ -80,11 +80,11 @@ struct VerificationTests {
             let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
 
             let wrongVerifier = try await client.form(
-                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": String(repeating: "x", count: 50)])
+                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "redirect_uri": redirect, "code_verifier": String(repeating: "x", count: 50)])
             #expect(wrongVerifier.string("error") == "invalid_grant")
             // The failed attempt consumed the code: codes are single use whatever happens.
             let retry = try await client.form(
-                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": verifier])
+                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "redirect_uri": redirect, "code_verifier": verifier])
             #expect(retry.string("error") == "invalid_grant")
 
             // The link is single use too; the next sign-in goes through a fresh code from a resend…

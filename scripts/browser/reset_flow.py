@@ -13,6 +13,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 
 def png_variety(png: bytes) -> int:
@@ -54,6 +55,8 @@ def main() -> int:
         driver.find_element(By.ID, "password").send_keys(password)
         driver.find_element(By.ID, "confirm").send_keys(password)
         driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        # The click starts a navigation: wait for the new page rather than read the old one.
+        WebDriverWait(driver, 20).until(lambda d: d.title == "Password changed")
         heading = driver.find_element(By.TAG_NAME, "h1").text
         assert heading == "Password changed", f"after submit: {heading!r}"
         print("reset flow ok")

@@ -48,7 +48,7 @@ extension GatehouseError {
         if let field {
             result.invalidate(field: field, code: code, message: message)
         } else {
-            result.invalidate(withErrorMessage: message)
+            result.invalidate(code: code, message: message)
         }
         return .validation(result)
     }

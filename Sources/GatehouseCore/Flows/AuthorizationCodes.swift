@@ -38,13 +38,14 @@ public struct AuthorizationCodes: Sendable {
         let record: OneTimeCodeRecord
         do {
             record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode)
-        } catch {
+        } catch is GatehouseError {
             throw OAuthError.invalidGrant("The authorization code is not valid.")
         }
         guard record.clientID == client.id, let userID = record.userID,
             let grant = record.data.flatMap({ try? JSONDecoder().decode(Grant.self, from: Data($0.utf8)) })
         else { throw OAuthError.invalidGrant("The authorization code was issued to another client.") }
-        guard redirectURI == nil || redirectURI == grant.redirectURI else {
+        // RFC 6749 §4.1.3: the redirect URI the code was issued for must be presented again.
+        guard redirectURI == grant.redirectURI else {
             throw OAuthError.invalidGrant("redirect_uri does not match the one the code was issued for.")
         }
         if let pkce = grant.pkce {

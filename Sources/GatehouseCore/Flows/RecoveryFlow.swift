@@ -80,19 +80,25 @@ public struct RecoveryFlow: Sendable {
             session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
     }
 
-    /// The hosted reset page: checks the link token, sets the password, ends every session.
+    /// The hosted reset page: checks the link token, sets the password, ends every session. Everything
+    /// that can fail is checked before the link is used up, so a weak password does not burn it.
     public func reset(token: String, password: String, meta: RequestMeta) async throws {
+        let now = services.clock.now()
+        guard token.utf8.count <= 256 else { throw OneTimeCodes.expired }
+        let tokenHash = Secrets.sha256Hex(token)
+        let pending = try await services.persistence.read { stores -> UserRecord? in
+            guard let record = try await stores.codes.find(tokenHash: tokenHash), record.purpose == .recovery,
+                record.consumedAt == nil, record.expiresAt > now, let userID = record.userID
+            else { return nil }
+            return try await stores.users.find(id: userID)
+        }
+        guard let user = pending, user.state == .active else { throw OneTimeCodes.expired }
         var result = ValidationResult()
-        services.settings.passwordPolicy.validate(password, email: nil, into: &result)
-        guard result.isValid else { throw GatehouseError.validation(result) }
-        let record = try await codes.redeem(token: token, purpose: .recovery)
-        guard let userID = record.userID else { throw OneTimeCodes.expired }
-        let user = try await services.persistence.read { try await $0.users.find(id: userID) }
-        guard let user, user.state == .active else { throw OneTimeCodes.expired }
         services.settings.passwordPolicy.validate(password, email: user.email, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         let hash = try await services.hasher.hash(password)
-        let now = services.clock.now()
+        let record = try await codes.redeem(token: token, purpose: .recovery)
+        guard let userID = record.userID, userID == user.id else { throw OneTimeCodes.expired }
         try await services.persistence.transaction { stores in
             let existing = try await stores.credentials.find(userID: userID, kind: .password)
             try await stores.credentials.upsert(

@@ -31,9 +31,12 @@ public struct VerificationFlow: Sendable {
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await SendCooldown(services: services).claim("verify:\(client.id):\(email)", interval: services.settings.sendCooldown)
         try await services.persistence.transaction { stores in
-            guard let user = try await stores.users.find(email: email), !user.emailVerified else { return }
+            guard let user = try await stores.users.find(email: email), !user.emailVerified, user.state == .active else { return }
+            // The new link must lead back into the app like the one it replaces.
+            let previous = try await stores.codes.findOpen(purpose: .verifyEmail, identifier: email, clientID: client.id)
+            let link = previous?.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
             try await VerificationMessages(services: services).issue(
-                user: user, client: client, redirectTo: nil, pkce: nil, meta: meta, stores: stores)
+                user: user, client: client, redirectTo: link?.redirectTo, pkce: link?.pkce, meta: meta, stores: stores)
         }
     }
 

@@ -6,6 +6,7 @@ public protocol UserStore: Sendable {
     func insert(_ user: UserRecord) async throws
     func find(id: UUID) async throws -> UserRecord?
     func find(email: String) async throws -> UserRecord?
+    func find(phone: String) async throws -> UserRecord?
     func update(_ user: UserRecord) async throws
     func recordLogin(id: UUID, at: Date) async throws
     func count() async throws -> Int
@@ -79,6 +80,12 @@ public struct AttemptCount: Sendable, Hashable {
     }
 }
 
+/// The terms versions each user accepted, per client.
+public protocol AgreementStore: Sendable {
+    func find(userID: UUID, clientID: String) async throws -> AgreementRecord?
+    func upsert(_ agreement: AgreementRecord) async throws
+}
+
 /// One-time codes and link tokens.
 public protocol OneTimeCodeStore: Sendable {
     func insert(_ code: OneTimeCodeRecord) async throws
@@ -117,6 +124,7 @@ public protocol Stores: Sendable {
     var attempts: any AttemptStore { get }
     var codes: any OneTimeCodeStore { get }
     var outbox: any OutboxStore { get }
+    var agreements: any AgreementStore { get }
 }
 
 /// The database: reads, and all-or-nothing transactions.

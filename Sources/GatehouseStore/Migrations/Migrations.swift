@@ -128,6 +128,18 @@ enum Migrations {
             )
             """,
             "CREATE INDEX outbox_due ON outbox (status, due_at)",
-        ])
+        ]),
+        Migration(version: 2, name: "agreements", statements: [
+            """
+            CREATE TABLE agreements (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                platform_version TEXT,
+                client_version TEXT,
+                accepted_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, client_id)
+            )
+            """
+        ]),
     ]
 }

@@ -15,4 +15,5 @@ struct SQLStores: Stores {
     var attempts: any AttemptStore { SQLAttemptStore(db: db) }
     var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
     var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
+    var agreements: any AgreementStore { SQLAgreementStore(db: db) }
 }

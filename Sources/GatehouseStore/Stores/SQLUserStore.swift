@@ -37,6 +37,11 @@ struct SQLUserStore: UserStore {
             .first().map(Self.decode)
     }
 
+    func find(phone: String) async throws -> UserRecord? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM users u WHERE u.phone = \(bind: phone)")
+            .first().map(Self.decode)
+    }
+
     func update(_ user: UserRecord) async throws {
         try await db.raw(
             """
