@@ -55,6 +55,10 @@ struct ServeCommand: AsyncParsableCommand {
     var recoveryLinkTTL: Int?
     @Option(name: .customLong("send-cooldown"), help: "Seconds between two verification or recovery mails to one address (GATEHOUSE_SEND_COOLDOWN; default 60)")
     var sendCooldown: Int?
+    @Option(name: .customLong("otp-sends-per-hour"), help: "One-time codes one email or phone may be sent per hour (GATEHOUSE_OTP_SENDS_PER_HOUR; default 10)")
+    var otpSendsPerHour: Int?
+    @Option(name: .customLong("identifier-status-per-minute"), help: "Identifier status look-ups per IP per minute (GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE; default 30)")
+    var identifierStatusPerMinute: Int?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
 
@@ -88,6 +92,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let v = try int(verificationLinkTTL.map(String.init), "GATEHOUSE_VERIFICATION_LINK_TTL") { c.verificationLinkTTL = TimeInterval(max(60, v)) }
         if let v = try int(recoveryLinkTTL.map(String.init), "GATEHOUSE_RECOVERY_LINK_TTL") { c.recoveryLinkTTL = TimeInterval(max(60, v)) }
         if let v = try int(sendCooldown.map(String.init), "GATEHOUSE_SEND_COOLDOWN") { c.sendCooldown = TimeInterval(v) }
+        if let v = try int(otpSendsPerHour.map(String.init), "GATEHOUSE_OTP_SENDS_PER_HOUR") { c.otpSendsPerHour = max(1, v) }
+        if let v = try int(identifierStatusPerMinute.map(String.init), "GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE") { c.identifierStatusPerMinute = max(1, v) }
         if let w = Env.value(failureWindow.map { String($0) }, "GATEHOUSE_FAILURE_WINDOW") {
             guard let v = Double(w), v > 0 else { throw ValidationError("GATEHOUSE_FAILURE_WINDOW must be seconds") }
             c.failureWindow = v

@@ -19,6 +19,10 @@ public struct CoreSettings: Sendable {
     public var recoveryLinkTTL: TimeInterval = 3600
     /// Minimum time between two verification or recovery mails to one address.
     public var sendCooldown: TimeInterval = 60
+    /// One-time codes one identifier may be sent per hour.
+    public var otpSendsPerHour = 10
+    /// Identifier status look-ups per client IP per minute.
+    public var identifierStatusPerMinute = 30
     /// How long a recovery session may set a new password without the old one.
     public var recoveryPasswordWindow: TimeInterval = 10 * 60
 

@@ -66,7 +66,8 @@ public struct LoginFlow: Sendable {
         var shown = user
         shown.lastLoginAt = signedIn
         return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: shown, isNew: false)
+            session: started.session, refreshToken: started.refreshToken, client: client, user: shown, isNew: false,
+            nonce: request.nonce)
     }
 
     private func recordFailure(email: String, meta: RequestMeta, now: Date) async throws {

@@ -55,9 +55,22 @@ public struct SessionIssuer: Sendable {
                 sessionID: session.id.uuidString.lowercased(), authTime: session.createdAt, nonce: nonce,
                 amr: session.amr, email: user?.email, emailVerified: user?.emailVerified, ttl: ttl)
         }
+        var shown: User?
+        if let user { shown = try await annotated(user, client: client) }
         return TokenResponse(
             accessToken: access, expiresIn: ttl, refreshToken: refreshToken, scope: scope, idToken: idToken,
-            user: user?.wire, isNew: isNew)
+            user: shown, isNew: isNew)
+    }
+
+    /// The user with what the app must still ask for, so it learns it without two more calls.
+    func annotated(_ user: UserRecord, client: ClientRecord) async throws -> User {
+        let agreement = try await services.persistence.read {
+            try await $0.agreements.find(userID: user.id, clientID: client.id)
+        }
+        var wire = user.wire
+        wire.agreementsUpToDate = AgreementRecord.isUpToDate(agreement, settings: client.settings)
+        wire.missingRequiredFields = TermsFlow.missing(user: user, client: client)
+        return wire
     }
 
     /// The granted scopes: what was asked for and the client allows; `openid` only when asked for,

@@ -20,6 +20,12 @@ public struct SignupFlow: Sendable {
         case verificationRequired(User)
     }
 
+    /// What the transaction did; the token response is made after the commit.
+    private enum Step: Sendable {
+        case pending(User)
+        case started(SessionIssuer.Started)
+    }
+
     public func signup(_ request: SignupRequest, meta: RequestMeta) async throws -> Outcome {
         let client = try await clients.resolve(request.clientId)
         let now = services.clock.now()
@@ -40,27 +46,36 @@ public struct SignupFlow: Sendable {
             hasPassword: true)
         let verificationRequired = client.settings.emailVerification == .required
 
+        let step: Step
         do {
-            return try await services.persistence.transaction { stores in
+            step = try await services.persistence.transaction { stores in
                 try await stores.users.insert(user)
                 try await stores.credentials.upsert(
                     CredentialRecord(userID: user.id, kind: .password, secret: hash, createdAt: now))
+                if request.acceptTerms == true {
+                    try await TermsFlow.accept(userID: user.id, client: client, at: now, stores: stores)
+                }
                 if verificationRequired {
                     try await verification.issue(
                         user: user, client: client, redirectTo: request.redirectTo, pkce: pkce, meta: meta,
                         stores: stores)
-                    return .verificationRequired(user.wire)
+                    return .pending(user.wire)
                 }
                 let scopes = SessionIssuer.grant(requested: nil, client: client)
-                let started = try await issuer.start(
-                    user: user, client: client, amr: ["pwd"], scopes: scopes, meta: meta, stores: stores)
-                return .signedIn(
-                    try await issuer.response(
-                        session: started.session, refreshToken: started.refreshToken, client: client, user: user,
-                        isNew: true))
+                return .started(
+                    try await issuer.start(user: user, client: client, amr: ["pwd"], scopes: scopes, meta: meta, stores: stores))
             }
         } catch StoreError.conflict {
             return try await alreadyRegistered(email: email, profile: profile, client: client, meta: meta, now: now)
+        }
+        switch step {
+        case .pending(let pending):
+            return .verificationRequired(pending)
+        case .started(let started):
+            // After the commit, so the response sees what the transaction wrote (terms accepted).
+            return .signedIn(
+                try await issuer.response(
+                    session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: true))
         }
     }
 

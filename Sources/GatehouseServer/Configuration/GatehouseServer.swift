@@ -51,8 +51,7 @@ public struct GatehouseServer: Sendable {
         }
     }
 
-    /// SMTP when configured, else the development outbox; SMS goes to the development outbox until the
-    /// gateway transport lands.
+    /// SMTP and the SMS gateway when configured, else the development outbox.
     public static func transports(_ configuration: ServerConfiguration, logger: Logger) throws
         -> [OutboxMessage.Channel: any MessageTransport]
     {
@@ -60,6 +59,9 @@ public struct GatehouseServer: Sendable {
         var transports: [OutboxMessage.Channel: any MessageTransport] = [.email: development, .sms: development]
         if let smtp = configuration.smtpURL {
             transports[.email] = try SMTPMailTransport(url: smtp, from: configuration.mailFrom, logger: logger)
+        }
+        if let sms = configuration.smsURL {
+            transports[.sms] = try SMSGatewayTransport(url: sms)
         }
         return transports
     }

@@ -37,6 +37,8 @@ public struct ServerConfiguration: Sendable {
     public var verificationLinkTTL: TimeInterval = 24 * 3600
     public var recoveryLinkTTL: TimeInterval = 3600
     public var sendCooldown: TimeInterval = 60
+    public var otpSendsPerHour = 10
+    public var identifierStatusPerMinute = 30
     /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
     public var trustForwardedFor = false
 
@@ -50,6 +52,8 @@ public struct ServerConfiguration: Sendable {
         settings.verificationLinkTTL = verificationLinkTTL
         settings.recoveryLinkTTL = recoveryLinkTTL
         settings.sendCooldown = sendCooldown
+        settings.otpSendsPerHour = otpSendsPerHour
+        settings.identifierStatusPerMinute = identifierStatusPerMinute
         settings.throttle = ThrottlePolicy(
             maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP, window: failureWindow,
             maxSignupsPerIP: maxSignupsPerIP)

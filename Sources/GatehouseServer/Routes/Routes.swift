@@ -24,6 +24,14 @@ struct Routes {
         router.post("/v1/recovery", use: verification.requestRecovery)
         router.post("/v1/recovery/verify", use: verification.verifyRecovery)
 
+        let passwordless = PasswordlessRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
+        router.post("/v1/otp", use: passwordless.send)
+        router.post("/v1/otp/verify", use: passwordless.verify)
+        router.get("/v1/identifiers/status", use: passwordless.identifierStatus)
+        router.get("/v1/terms", use: passwordless.showTerms)
+        router.get("/v1/required-fields", use: passwordless.requiredFields)
+        router.get("/v1/client", use: passwordless.client)
+
         let pages = PageRoutes(services: services, catalog: server.templates, trustForwardedFor: server.configuration.trustForwardedFor)
         router.get("/verify", use: pages.verify)
         router.get("/reset", use: pages.resetForm)
@@ -39,6 +47,9 @@ struct Routes {
         authenticated.put("me/password", use: me.changePassword)
         authenticated.get("me/sessions", use: me.sessions)
         authenticated.delete("me/sessions/:id", use: me.revokeSession)
+        authenticated.get("me/agreements", use: passwordless.agreements)
+        authenticated.post("me/agreements", use: passwordless.accept)
+        authenticated.get("me/required-fields", use: passwordless.missingFields)
 
         let oauth = OAuthRoutes(services: services)
         router.post("/oauth/token", use: oauth.token)

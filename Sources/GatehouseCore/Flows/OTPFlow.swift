@@ -1,0 +1,175 @@
+import Foundation
+import GatehouseAPI
+
+/// Passwordless sign-in with a one-time code by email or SMS. The same answers whether or not the
+/// identifier has an account.
+public struct OTPFlow: Sendable {
+    let services: CoreServices
+    let clients: ClientResolver
+    let codes: OneTimeCodes
+    let issuer: SessionIssuer
+
+    public init(services: CoreServices) {
+        self.services = services
+        self.clients = ClientResolver(services: services)
+        self.codes = OneTimeCodes(services: services)
+        self.issuer = SessionIssuer(services: services)
+    }
+
+    /// An email address or an E.164 phone number, validated and normalized.
+    enum Identifier: Sendable {
+        case email(String)
+        case phone(String)
+
+        var value: String {
+            switch self {
+            case .email(let v), .phone(let v): v
+            }
+        }
+        var method: String {
+            switch self {
+            case .email: "email_otp"
+            case .phone: "sms_otp"
+            }
+        }
+        var masked: String {
+            switch self {
+            case .email(let v): EmailAddress.mask(v)
+            case .phone(let v): PhoneNumber.mask(v)
+            }
+        }
+        var channel: OutboxMessage.Channel {
+            switch self {
+            case .email: .email
+            case .phone: .sms
+            }
+        }
+    }
+
+    struct CodeData: Codable {
+        var createUser: Bool
+    }
+
+    static func identifier(email: String?, phone: String?) throws -> Identifier {
+        var result = ValidationResult()
+        switch (email?.isEmpty == false ? email : nil, phone?.isEmpty == false ? phone : nil) {
+        case (let email?, nil):
+            let normalized = EmailAddress.validate(email, into: &result)
+            guard result.isValid else { throw GatehouseError.validation(result) }
+            return .email(normalized)
+        case (nil, let phone?):
+            let normalized = PhoneNumber.validate(phone, into: &result)
+            guard result.isValid else { throw GatehouseError.validation(result) }
+            return .phone(normalized)
+        default:
+            throw GatehouseError.validation(field: nil, code: .required, message: "Send either email or phone.")
+        }
+    }
+
+    func requireEnabled(_ identifier: Identifier, client: ClientRecord) throws {
+        guard client.settings.methods.contains(identifier.method) else {
+            throw GatehouseError(
+                status: 403, code: .notEnabled, title: "Not enabled",
+                detail: "This client does not offer \(identifier.method).")
+        }
+    }
+
+    public func send(_ request: OTPRequest, meta: RequestMeta) async throws -> OTPSentResponse {
+        let client = try await clients.resolve(request.clientId)
+        let identifier = try Self.identifier(email: request.email, phone: request.phone)
+        try requireEnabled(identifier, client: client)
+        let settings = services.settings
+        try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
+        try await hourlyCap(identifier, client: client)
+        let createUser = request.createUser ?? true
+        let data = String(decoding: try JSONEncoder().encode(CodeData(createUser: createUser)), as: UTF8.self)
+        try await services.persistence.transaction { stores in
+            let user = try await find(identifier, stores: stores)
+            // Unknown and not to be created: no message, and the same answer.
+            if user == nil && !createUser { return }
+            if let user, user.state != .active { return }
+            let issued = try await codes.issue(
+                purpose: .login, identifier: identifier.value, client: client, userID: user?.id, linkTTL: nil, data: data,
+                stores: stores)
+            let payload = try JSONEncoder().encode([
+                "code": issued.code, "client_name": client.name, "minutes": String(Int((settings.codeTTL / 60).rounded(.up))),
+            ])
+            try await stores.outbox.enqueue(
+                OutboxMessage(
+                    kind: "otp", channel: identifier.channel, recipient: identifier.value,
+                    locale: (user?.profile.locale ?? meta.acceptLanguage).map { String($0.prefix(64)) },
+                    sealedPayload: try services.secret.seal(payload), createdAt: services.clock.now()))
+        }
+        return OTPSentResponse(
+            sentTo: identifier.masked, expiresIn: Int(settings.codeTTL), resendAfter: Int(settings.sendCooldown))
+    }
+
+    /// At most `otpSendsPerHour` codes per identifier and client in any hour.
+    func hourlyCap(_ identifier: Identifier, client: ClientRecord) async throws {
+        let now = services.clock.now()
+        let cap = services.settings.otpSendsPerHour
+        let count = try await services.persistence.transaction { stores in
+            try await stores.attempts.recordFailure(
+                key: "otp:hour:" + Secrets.sha256Hex("\(client.id):\(identifier.value)"), now: now, window: 3600)
+        }
+        if count.count > cap {
+            let left = count.windowStart.addingTimeInterval(3600).timeIntervalSince(now)
+            throw GatehouseError.rateLimited(retryAfter: min(3600, max(1, Int(left.rounded(.up)))))
+        }
+    }
+
+    public func verify(_ request: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
+        let client = try await clients.resolve(request.clientId)
+        let identifier = try Self.identifier(email: request.email, phone: request.phone)
+        try requireEnabled(identifier, client: client)
+        let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
+        let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
+        let now = services.clock.now()
+        let scopes = SessionIssuer.grant(requested: request.scope, client: client)
+        let amr = identifier.channel == .sms ? ["sms"] : ["otp"]
+        let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, SessionIssuer.Started) in
+            var isNew = false
+            var user = try await find(identifier, stores: stores)
+            if user == nil {
+                guard createUser else { throw OneTimeCodes.expired }
+                var fresh = UserRecord(email: nil, createdAt: now)
+                switch identifier {
+                case .email(let email):
+                    fresh.email = email
+                    fresh.emailVerified = true
+                case .phone(let phone):
+                    fresh.phone = phone
+                    fresh.phoneVerified = true
+                }
+                try await stores.users.insert(fresh)
+                user = fresh
+                isNew = true
+            }
+            guard var signedIn = user, signedIn.state == .active else { throw GatehouseError.accountDisabled }
+            // The code proves the identifier.
+            switch identifier {
+            case .email where !signedIn.emailVerified: signedIn.emailVerified = true
+            case .phone where !signedIn.phoneVerified: signedIn.phoneVerified = true
+            default: break
+            }
+            signedIn.lastLoginAt = now
+            signedIn.updatedAt = now
+            try await stores.users.update(signedIn)
+            if request.acceptTerms == true {
+                try await TermsFlow.accept(userID: signedIn.id, client: client, at: now, stores: stores)
+            }
+            let started = try await issuer.start(user: signedIn, client: client, amr: amr, scopes: scopes, meta: meta, stores: stores)
+            return (signedIn, isNew, started)
+        }
+        return try await issuer.response(
+            session: outcome.2.session, refreshToken: outcome.2.refreshToken, client: client, user: outcome.0,
+            isNew: outcome.1, nonce: request.nonce)
+    }
+
+    func find(_ identifier: Identifier, stores: any Stores) async throws -> UserRecord? {
+        switch identifier {
+        case .email(let email): try await stores.users.find(email: email)
+        case .phone(let phone): try await stores.users.find(phone: phone)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import GatehouseAPI
+import GatehouseCore
+import Hummingbird
+
+/// One-time codes, identifier status, terms, required fields and client information.
+struct PasswordlessRoutes: Sendable {
+    let otp: OTPFlow
+    let terms: TermsFlow
+    let trustForwardedFor: Bool
+
+    init(services: CoreServices, trustForwardedFor: Bool) {
+        self.otp = OTPFlow(services: services)
+        self.terms = TermsFlow(services: services)
+        self.trustForwardedFor = trustForwardedFor
+    }
+
+    private func meta(_ request: Request, _ remoteAddress: String?) -> RequestMeta {
+        RequestMeta(request: request, remoteAddress: remoteAddress, trustForwardedFor: trustForwardedFor)
+    }
+
+    private func clientID(_ request: Request) -> String? {
+        request.clientID(body: request.uri.queryParameters.get("client_id"))
+    }
+
+    @Sendable func send(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var body = try await RequestDecoding.json(OTPRequest.self, from: request, context: context)
+        body.clientId = request.clientID(body: body.clientId)
+        return try Responses.json(try await otp.send(body, meta: meta(request, context.remoteAddress)), status: .accepted)
+    }
+
+    @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var body = try await RequestDecoding.json(OTPVerifyRequest.self, from: request, context: context)
+        body.clientId = request.clientID(body: body.clientId)
+        return try Responses.json(try await otp.verify(body, meta: meta(request, context.remoteAddress)), noStore: true)
+    }
+
+    @Sendable func identifierStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let status = try await terms.identifierStatus(
+            email: query.get("email"), phone: query.get("phone"), clientID: clientID(request),
+            meta: meta(request, context.remoteAddress))
+        return try Responses.json(status, noStore: true)
+    }
+
+    @Sendable func showTerms(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try Responses.json(try await terms.terms(clientID: clientID(request)))
+    }
+
+    @Sendable func requiredFields(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try Responses.json(try await terms.requiredFields(clientID: clientID(request)))
+    }
+
+    @Sendable func client(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try Responses.json(try await terms.clientInfo(clientID: clientID(request)))
+    }
+
+    @Sendable func agreements(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        try Responses.json(try await terms.agreements(context.principal))
+    }
+
+    @Sendable func accept(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let body = try await RequestDecoding.json(Agreements.self, from: request, context: context)
+        try await terms.accept(context.principal, body)
+        return Responses.noContent()
+    }
+
+    @Sendable func missingFields(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        try Responses.json(try await terms.missingFields(context.principal))
+    }
+}
