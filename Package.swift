@@ -113,6 +113,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The SDK example: `swift run gatehouse-example --url … --client-id …`.
+        .executableTarget(name: "gatehouse-example", dependencies: ["Gatehouse"], path: "Examples/GatehouseExample"),
         .target(
             name: "GatehouseTesting",
             dependencies: [
@@ -123,6 +125,13 @@ let package = Package(
         ),
         .testTarget(name: "Argon2Tests", dependencies: ["Argon2"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GatehouseBenchTests", dependencies: ["GatehouseBench"]),
+        .testTarget(
+            name: "GatehouseSDKTests",
+            dependencies: [
+                "Gatehouse", "GatehouseTesting", "GatehouseServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(
             name: "GatehouseSMTPTests",
             dependencies: [

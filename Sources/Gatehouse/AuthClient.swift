@@ -1,50 +1,124 @@
+import Crypto
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The entry point of the Gatehouse SDK.
+/// The entry point of the Gatehouse SDK: every server flow as an `async` call, a session that
+/// persists and refreshes itself, and the auth state as a stream or a delegate.
 ///
-/// This is the foundation's skeleton: sign-up and login over the shared wire types. Sessions that
-/// persist and refresh themselves, the auth-state stream and the delegate arrive with the SDK issue.
+/// Every method is safe to call concurrently: the client is an actor, and token refresh is
+/// single-flight (concurrent callers await the same refresh) and coordinated across processes that
+/// share one ``SessionStore``.
 public actor AuthClient {
-    /// The server's base URL, such as `https://id.example.com`.
-    public let baseURL: URL
-    /// The application's client id, as `gatehouse clients create` printed it.
-    public let clientID: String
-    private let transport: any HTTPTransport
-    private let encoder = WireCoding.encoder()
-    private let decoder = WireCoding.decoder()
+    /// How to reach the server and where to keep the session.
+    public struct Configuration: Sendable {
+        public var baseURL: URL
+        public var clientID: String
+        /// Where verification links return to the app (registered for the client), if the app handles them.
+        public var redirectURL: URL?
+        public var store: any SessionStore
+        public var transport: any HTTPTransport
+        /// Refresh this long before the access token expires.
+        public var refreshMargin: TimeInterval
 
-    /// The current authentication state.
-    public private(set) var state: AuthState = .signedOut
-
-    /// Creates a client for one Gatehouse server and one application.
-    public init(baseURL: URL, clientID: String, transport: any HTTPTransport = URLSessionTransport()) {
-        self.baseURL = baseURL
-        self.clientID = clientID
-        self.transport = transport
-    }
-
-    /// Signs in with email and password.
-    public func logIn(email: String, password: String, scope: String? = nil) async throws -> TokenResponse {
-        let tokens: TokenResponse = try await post(
-            "/v1/login", LoginRequest(clientId: clientID, email: email, password: password, scope: scope))
-        if let user = tokens.user { state = .signedIn(user) }
-        return tokens
-    }
-
-    private func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body) async throws -> Answer {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try encoder.encode(body)
-        let (data, response) = try await transport.send(request)
-        guard (200..<300).contains(response.statusCode) else {
-            throw (try? decoder.decode(Problem.self, from: data))
-                ?? Problem(status: response.statusCode, code: .internalError, title: "Unexpected answer")
+        public init(
+            baseURL: URL, clientID: String, redirectURL: URL? = nil, store: any SessionStore = InMemorySessionStore(),
+            transport: any HTTPTransport = URLSessionTransport(), refreshMargin: TimeInterval = 60
+        ) {
+            self.baseURL = baseURL
+            self.clientID = clientID
+            self.redirectURL = redirectURL
+            self.store = store
+            self.transport = transport
+            self.refreshMargin = refreshMargin
         }
-        return try decoder.decode(Answer.self, from: data)
+    }
+
+    public let configuration: Configuration
+    /// The current state; ``AuthState/restoring`` until ``restore()`` has read the store.
+    public private(set) var state: AuthState = .restoring
+    var session: StoredSession?
+    var refreshTask: Task<StoredSession, any Error>?
+    var restored = false
+    var pkceVerifier: String?
+    private var continuations: [UUID: AsyncStream<AuthEvent>.Continuation] = [:]
+    private weak var delegate: (any AuthClientDelegate)?
+    let http: APIClient
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.http = APIClient(baseURL: configuration.baseURL, transport: configuration.transport)
+    }
+
+    /// Sets the delegate, held weakly.
+    public func setDelegate(_ delegate: (any AuthClientDelegate)?) { self.delegate = delegate }
+
+    /// The auth events; the first element is the current state.
+    public func events() -> AsyncStream<AuthEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AuthEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        continuation.yield(.current(state))
+        continuations[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeContinuation(id) }
+        }
+        return stream
+    }
+
+    private func removeContinuation(_ id: UUID) { continuations[id] = nil }
+
+    func emit(_ event: AuthEvent) async {
+        switch event {
+        case .signedIn(let user), .userUpdated(let user): state = .signedIn(user)
+        case .signedOut: state = .signedOut
+        case .current, .tokenRefreshed: break
+        }
+        for continuation in continuations.values { continuation.yield(event) }
+        await delegate?.authClient(self, didReceive: event)
+    }
+
+    /// Reads the stored session: the state goes from ``AuthState/restoring`` to signed in or out.
+    /// Other calls do this first on their own; call it at launch to learn the state early.
+    public func restore() async {
+        guard !restored else { return }
+        restored = true
+        session = try? await configuration.store.load()
+        if let session {
+            await emit(.signedIn(session.user))
+        } else {
+            state = .signedOut
+            for continuation in continuations.values { continuation.yield(.current(.signedOut)) }
+        }
+    }
+
+    /// The signed-in user, if any.
+    public var currentUser: User? {
+        if case .signedIn(let user) = state { return user }
+        return nil
+    }
+
+    // MARK: Sessions from token responses
+
+    func adopt(_ tokens: TokenResponse, user knownUser: User? = nil, persist: Bool = true) async throws -> User {
+        guard let refreshToken = tokens.refreshToken, let user = tokens.user ?? knownUser ?? session?.user else {
+            throw GatehouseError(code: GatehouseError.invalidResponse, status: nil, message: "The token response lacks a session.")
+        }
+        let stored = StoredSession(
+            accessToken: tokens.accessToken, refreshToken: refreshToken,
+            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user)
+        session = stored
+        restored = true
+        if persist { try await configuration.store.save(stored) }
+        await emit(.signedIn(user))
+        return user
+    }
+
+    /// Forgets the session locally and tells why.
+    func end(_ reason: SignOutReason) async {
+        session = nil
+        try? await configuration.store.clear()
+        await emit(.signedOut(reason))
     }
 }

@@ -12,3 +12,28 @@ public enum AuthState: Sendable, Equatable {
     /// A user is signed in.
     case signedIn(User)
 }
+
+/// Why a session ended.
+public enum SignOutReason: String, Sendable, Equatable {
+    /// The app called ``AuthClient/logOut(scope:)``.
+    case userRequested
+    /// The server no longer accepts the session (revoked elsewhere, refresh token reused, expired).
+    case sessionRevoked
+}
+
+/// What happened to authentication. The first element of ``AuthClient/events()`` is always
+/// ``current(_:)``.
+public enum AuthEvent: Sendable, Equatable {
+    /// The state at the moment the stream was opened.
+    case current(AuthState)
+    case signedIn(User)
+    /// The access token was renewed; nothing the app must do.
+    case tokenRefreshed
+    case userUpdated(User)
+    case signedOut(SignOutReason)
+}
+
+/// The delegate view of ``AuthEvent``, for apps that prefer it. Held weakly.
+public protocol AuthClientDelegate: AnyObject, Sendable {
+    func authClient(_ client: AuthClient, didReceive event: AuthEvent) async
+}

@@ -146,3 +146,25 @@ struct PasswordlessTests {
         await sink.stop()
     }
 }
+
+@Suite("Account squatting")
+struct SquattingTests {
+    @Test("Proving an address by code removes the password of whoever registered it unverified")
+    func squatterLosesPassword() async throws {
+        let server = try await TestServer.start(.sqlite)
+        try await server.createClient(id: PasswordlessTests.client, settings: ["methods=password,email_otp"])
+        try await server.withRouter { client in
+            // A squatter signs up with the victim's address and their own password; never verifies.
+            _ = try await client.json(.post, "/v1/signup", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "password": "squatter password"])
+            // The victim signs in by email code.
+            _ = try await client.json(.post, "/v1/otp", ["client_id": PasswordlessTests.client, "email": "victim@example.com"])
+            try await server.deliverMail()
+            let code = try #require(server.lastMail(to: "victim@example.com", kind: "otp")?.code)
+            let victim = try await client.json(.post, "/v1/otp/verify", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "code": code])
+            #expect(victim.status == .ok)
+            #expect((victim.object["user"] as? [String: Any])?["has_password"] as? Bool == false)
+            let squatter = try await client.json(.post, "/v1/login", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "password": "squatter password"])
+            #expect(squatter.status == .unauthorized)
+        }
+    }
+}

@@ -17,6 +17,9 @@ public struct LoginFlow: Sendable {
 
     public func login(_ request: LoginRequest, meta: RequestMeta) async throws -> TokenResponse {
         let client = try await clients.resolve(request.clientId)
+        if let nonce = request.nonce, nonce.count > 256 {
+            throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
+        }
         let email = EmailAddress.normalize(request.email)
         // Shape errors come before any lookup, and cost no hash: they reveal nothing about accounts.
         guard !email.isEmpty, !request.password.isEmpty else {

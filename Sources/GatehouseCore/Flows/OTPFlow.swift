@@ -122,6 +122,9 @@ public struct OTPFlow: Sendable {
         let client = try await clients.resolve(request.clientId)
         let identifier = try Self.identifier(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
+        if let nonce = request.nonce, nonce.count > 256 {
+            throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
+        }
         let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()
@@ -141,16 +144,32 @@ public struct OTPFlow: Sendable {
                     fresh.phone = phone
                     fresh.phoneVerified = true
                 }
-                try await stores.users.insert(fresh)
-                user = fresh
-                isNew = true
+                do {
+                    try await stores.users.insert(fresh)
+                    user = fresh
+                    isNew = true
+                } catch StoreError.conflict {
+                    // Created a moment ago by another request (a password sign-up): sign that one in.
+                    user = try await find(identifier, stores: stores)
+                }
             }
             guard var signedIn = user, signedIn.state == .active else { throw GatehouseError.accountDisabled }
-            // The code proves the identifier.
+            // The code proves the identifier. If the account had never proved it, whoever created it
+            // may not own it: their password and sessions go, so a squatted address cannot be taken over.
+            var firstProof = false
             switch identifier {
-            case .email where !signedIn.emailVerified: signedIn.emailVerified = true
-            case .phone where !signedIn.phoneVerified: signedIn.phoneVerified = true
+            case .email where !signedIn.emailVerified:
+                signedIn.emailVerified = true
+                firstProof = true
+            case .phone where !signedIn.phoneVerified:
+                signedIn.phoneVerified = true
+                firstProof = signedIn.email == nil || !signedIn.emailVerified
             default: break
+            }
+            if firstProof && !isNew {
+                try await stores.credentials.delete(userID: signedIn.id, kind: .password)
+                _ = try await stores.sessions.revokeAll(userID: signedIn.id, except: nil, at: now, reason: .passwordChanged)
+                signedIn.hasPassword = false
             }
             signedIn.lastLoginAt = now
             signedIn.updatedAt = now

@@ -68,11 +68,15 @@ public struct RecoveryFlow: Sendable {
         let now = services.clock.now()
         let (user, started) = try await services.persistence.transaction { stores -> (UserRecord, SessionIssuer.Started) in
             guard var user = try await stores.users.find(id: userID), user.state == .active else { throw OneTimeCodes.expired }
-            // Receiving the code proves the address too.
+            // Receiving the code proves the address. If it was never proved before, the password was set
+            // by whoever created the account, who may not own the address: it goes, as do their sessions.
             if !user.emailVerified {
                 user.emailVerified = true
                 user.updatedAt = now
+                user.hasPassword = false
                 try await stores.users.update(user)
+                try await stores.credentials.delete(userID: user.id, kind: .password)
+                _ = try await stores.sessions.revokeAll(userID: user.id, except: nil, at: now, reason: .passwordChanged)
             }
             return (user, try await issuer.start(user: user, client: client, amr: ["recovery"], scopes: scopes, meta: meta, stores: stores))
         }

@@ -16,6 +16,7 @@ public protocol UserStore: Sendable {
 public protocol CredentialStore: Sendable {
     func upsert(_ credential: CredentialRecord) async throws
     func find(userID: UUID, kind: CredentialRecord.Kind) async throws -> CredentialRecord?
+    func delete(userID: UUID, kind: CredentialRecord.Kind) async throws
 }
 
 /// Applications.

@@ -87,6 +87,7 @@ extension RequestMeta {
 extension Request {
     /// `client_id` from the body, else the `Gatehouse-Client` header.
     func clientID(body: String?) -> String? {
-        body ?? headers[HTTPField.Name("Gatehouse-Client")!]
+        if let body, !body.isEmpty { return body }
+        return headers[HTTPField.Name("Gatehouse-Client")!]
     }
 }

@@ -116,25 +116,10 @@ public final class SQLPersistence: Persistence {
     }
 
     public func transaction<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
-        switch backend {
-        case .sqlite(let writer, let lock, _):
-            await lock.lock()
-            do {
-                let result = try await inTransaction(writer.sql(queryLogLevel: nil), body)
-                await lock.unlock()
-                return result
-            } catch {
-                await lock.unlock()
-                throw error
-            }
-        case .postgres(let client, _):
-            return try await client.withConnection { connection in
-                try await self.inTransaction(connection.sql(queryLogLevel: nil), body)
-            }
-        }
+        try await transactionOnDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
     }
 
-    /// Runs raw SQL for migrations, inside one transaction.
+    /// One transaction on the writer (SQLite: queued behind the write lock) or a pooled connection.
     func transactionOnDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
         async throws -> R
     {
@@ -154,12 +139,6 @@ public final class SQLPersistence: Persistence {
                 try await self.rawTransaction(connection.sql(queryLogLevel: nil), body)
             }
         }
-    }
-
-    private func inTransaction<R: Sendable>(_ db: any SQLDatabase, _ body: @escaping @Sendable (any Stores) async throws -> R)
-        async throws -> R
-    {
-        try await rawTransaction(db) { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
     }
 
     private func rawTransaction<R: Sendable>(_ db: any SQLDatabase, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R)

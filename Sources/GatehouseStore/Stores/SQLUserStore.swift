@@ -89,6 +89,12 @@ struct SQLCredentialStore: CredentialStore {
         ).run()
     }
 
+    func delete(userID: UUID, kind: CredentialRecord.Kind) async throws {
+        try await db.raw(
+            "DELETE FROM credentials WHERE user_id = \(bind: Columns.id(userID)) AND kind = \(bind: kind.rawValue)"
+        ).run()
+    }
+
     func find(userID: UUID, kind: CredentialRecord.Kind) async throws -> CredentialRecord? {
         guard
             let row = try await db.raw(

@@ -1,0 +1,83 @@
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// JSON and form requests to the server, and its errors turned into ``GatehouseError``.
+struct APIClient: Sendable {
+    let baseURL: URL
+    let transport: any HTTPTransport
+
+    func request(_ method: String, _ path: String, query: [URLQueryItem] = [], bearer: String? = nil, clientID: String? = nil) -> URLRequest {
+        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
+        if !query.isEmpty { components.queryItems = query }
+        var request = URLRequest(url: components.url!)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+        if let clientID { request.setValue(clientID, forHTTPHeaderField: "Gatehouse-Client") }
+        return request
+    }
+
+    func json<Body: Encodable>(_ request: URLRequest, body: Body) throws -> URLRequest {
+        var request = request
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try WireCoding.encoder().encode(body)
+        return request
+    }
+
+    func form(_ request: URLRequest, _ fields: [(String, String)]) -> URLRequest {
+        var request = request
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+            .joined(separator: "&").utf8)
+        return request
+    }
+
+    /// Sends and decodes a 2xx answer; anything else becomes a ``GatehouseError``.
+    func send<Answer: Decodable>(_ request: URLRequest, as: Answer.Type = Answer.self) async throws -> Answer {
+        let (data, response) = try await perform(request)
+        do {
+            return try WireCoding.decoder().decode(Answer.self, from: data)
+        } catch {
+            throw GatehouseError(code: GatehouseError.invalidResponse, status: response.statusCode, message: "Unreadable answer.")
+        }
+    }
+
+    /// Sends, expecting no body.
+    func send(_ request: URLRequest) async throws {
+        _ = try await perform(request)
+    }
+
+    func perform(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (data, response): (Data, HTTPURLResponse)
+        do {
+            (data, response) = try await transport.send(request)
+        } catch {
+            throw GatehouseError(code: GatehouseError.networkError, status: nil, message: error.localizedDescription)
+        }
+        guard (200..<300).contains(response.statusCode) else { throw Self.error(data, response) }
+        return (data, response)
+    }
+
+    static func error(_ data: Data, _ response: HTTPURLResponse) -> GatehouseError {
+        let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init)
+        if let problem = try? WireCoding.decoder().decode(Problem.self, from: data) {
+            return GatehouseError(
+                code: problem.code, status: response.statusCode, message: problem.detail ?? problem.title,
+                retryAfter: retryAfter, remainingAttempts: problem.remainingAttempts,
+                validation: ValidationResult(errors: problem.errors ?? []))
+        }
+        if let oauth = try? WireCoding.decoder().decode(OAuthErrorBody.self, from: data) {
+            return GatehouseError(
+                code: ErrorCode(oauth.error), status: response.statusCode, message: oauth.errorDescription ?? oauth.error,
+                retryAfter: retryAfter)
+        }
+        return GatehouseError(
+            code: GatehouseError.invalidResponse, status: response.statusCode,
+            message: HTTPURLResponse.localizedString(forStatusCode: response.statusCode), retryAfter: retryAfter)
+    }
+}

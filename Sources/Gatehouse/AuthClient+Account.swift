@@ -1,0 +1,126 @@
+import Crypto
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a sign-up led to.
+public enum SignUpResult: Sendable, Equatable {
+    /// The client needs no verification: the user is signed in.
+    case signedIn(User)
+    /// A verification mail went out; verify by code (``AuthClient/verifyEmail(_:code:)``) or link
+    /// (``AuthClient/handle(url:)``).
+    case verificationRequired(User)
+}
+
+extension AuthClient {
+    /// Creates an account. With a ``Configuration/redirectURL`` the verification link returns into the
+    /// app with a code the SDK exchanges using the PKCE verifier it keeps from here.
+    public func signUp(
+        email: String, password: String, profile: Profile? = nil, acceptTerms: Bool? = nil, persist: Bool = true
+    ) async throws -> SignUpResult {
+        var body = SignupRequest(clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms)
+        if let redirect = configuration.redirectURL {
+            let pkce = PKCE.make()
+            pkceVerifier = pkce.verifier
+            body.redirectTo = redirect.absoluteString
+            body.codeChallenge = pkce.challenge
+            body.codeChallengeMethod = "S256"
+        }
+        let (data, response) = try await http.perform(try http.json(http.request("POST", "/v1/signup"), body: body))
+        let decoder = WireCoding.decoder()
+        if let tokens = try? decoder.decode(TokenResponse.self, from: data) {
+            return .signedIn(try await adopt(tokens, persist: persist))
+        }
+        guard let pending = try? decoder.decode(SignupPendingResponse.self, from: data) else {
+            throw GatehouseError(code: GatehouseError.invalidResponse, status: response.statusCode, message: "Unreadable answer.")
+        }
+        return .verificationRequired(pending.user)
+    }
+
+    /// Signs in with email and password.
+    @discardableResult
+    public func logIn(email: String, password: String, scope: String? = nil, persist: Bool = true) async throws -> User {
+        let request = try http.json(
+            http.request("POST", "/v1/login"),
+            body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scope))
+        return try await adopt(try await http.send(request), persist: persist)
+    }
+
+    /// Ends sessions on the server (this one, the others, or all) and, for `local` and `global`,
+    /// here. Local state is cleared even when the server cannot be reached.
+    public func logOut(scope: LogoutScope = .local) async throws {
+        await restore()
+        guard let current = session else { return }
+        let request = try http.json(http.request("POST", "/v1/logout", bearer: current.accessToken), body: LogoutRequest(scope: scope))
+        var failure: (any Error)?
+        do {
+            try await http.send(request)
+        } catch let error as GatehouseError where error.status == 401 {
+            // Already over on the server.
+        } catch {
+            failure = error
+        }
+        if scope != .others { await end(.userRequested) }
+        if let failure, scope == .others { throw failure }
+    }
+
+    /// The user as the server has it now.
+    @discardableResult
+    public func refreshUser() async throws -> User {
+        let user: User = try await authorized(http.request("GET", "/v1/me"))
+        try await updateStored(user)
+        return user
+    }
+
+    /// Updates profile fields; fields left `nil` keep their value. Field errors come back in
+    /// ``GatehouseError/validation``.
+    @discardableResult
+    public func updateProfile(_ profile: Profile) async throws -> User {
+        let request = try http.json(http.request("PATCH", "/v1/me"), body: ProfileUpdateRequest(profile: profile))
+        let user: User = try await authorized(request)
+        try await updateStored(user)
+        return user
+    }
+
+    /// Sets a new password; `current` may be left out within minutes of a recovery sign-in.
+    public func changePassword(to password: String, current: String? = nil) async throws {
+        try await authorized(try http.json(
+            http.request("PUT", "/v1/me/password"), body: PasswordChangeRequest(password: password, currentPassword: current)))
+    }
+
+    /// The user's active sessions.
+    public func sessions() async throws -> [SessionInfo] {
+        let list: SessionList = try await authorized(http.request("GET", "/v1/me/sessions"))
+        return list.sessions
+    }
+
+    /// Ends one of the user's sessions (another device, say).
+    public func revokeSession(_ id: UUID) async throws {
+        try await authorized(http.request("DELETE", "/v1/me/sessions/\(id.uuidString.lowercased())"))
+    }
+
+    func updateStored(_ user: User) async throws {
+        guard var current = session else { return }
+        current.user = user
+        session = current
+        try await configuration.store.save(current)
+        await emit(.userUpdated(user))
+    }
+}
+
+/// PKCE (RFC 7636) S256 pairs.
+enum PKCE {
+    static func make() -> (verifier: String, challenge: String) {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let verifier = base64URL(Data(bytes))
+        return (verifier, base64URL(Data(SHA256.hash(data: Data(verifier.utf8)))))
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where a one-time code goes.
+public enum CodeDestination: Sendable, Equatable {
+    case email(String)
+    case phone(String)
+}
+
+extension AuthClient {
+    /// Sends a one-time code; sending again inside the cool-down is ``GatehouseError/isRateLimited``.
+    public func sendCode(to destination: CodeDestination, createUser: Bool = true) async throws -> OTPSentResponse {
+        var body = OTPRequest(clientId: configuration.clientID, createUser: createUser)
+        switch destination {
+        case .email(let email): body.email = email
+        case .phone(let phone): body.phone = phone
+        }
+        return try await http.send(try http.json(http.request("POST", "/v1/otp"), body: body))
+    }
+
+    /// Signs in with a one-time code; `isNew` tells whether the account was just created.
+    public func verifyCode(_ code: String, for destination: CodeDestination, scope: String? = nil, acceptTerms: Bool? = nil)
+        async throws -> (user: User, isNew: Bool)
+    {
+        var body = OTPVerifyRequest(clientId: configuration.clientID, code: code, scope: scope, acceptTerms: acceptTerms)
+        switch destination {
+        case .email(let email): body.email = email
+        case .phone(let phone): body.phone = phone
+        }
+        let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", "/v1/otp/verify"), body: body))
+        return (try await adopt(tokens), tokens.isNew ?? false)
+    }
+
+    /// Whether an identifier has an account (only for clients that enable it).
+    public func identifierStatus(_ destination: CodeDestination) async throws -> IdentifierStatus {
+        let item: URLQueryItem =
+            switch destination {
+            case .email(let email): URLQueryItem(name: "email", value: email)
+            case .phone(let phone): URLQueryItem(name: "phone", value: phone)
+            }
+        return try await http.send(http.request("GET", "/v1/identifiers/status", query: [item], clientID: configuration.clientID))
+    }
+
+    /// The platform's and the client's terms.
+    public func terms() async throws -> Terms {
+        try await http.send(http.request("GET", "/v1/terms", clientID: configuration.clientID))
+    }
+
+    /// What the user accepted, and whether it is current.
+    public func agreements() async throws -> Agreements {
+        try await authorized(http.request("GET", "/v1/me/agreements"))
+    }
+
+    /// Accepts the current terms.
+    public func acceptTerms(_ terms: Terms) async throws {
+        try await authorized(try http.json(
+            http.request("POST", "/v1/me/agreements"),
+            body: Agreements(platformVersion: terms.platform?.version, clientVersion: terms.client?.version)))
+    }
+
+    /// The profile fields the client requires.
+    public func requiredFields() async throws -> [String] {
+        let fields: RequiredFields = try await http.send(http.request("GET", "/v1/required-fields", clientID: configuration.clientID))
+        return fields.requiredFields
+    }
+
+    /// The required fields the signed-in user has not filled in.
+    public func missingRequiredFields() async throws -> [String] {
+        let fields: RequiredFields = try await authorized(http.request("GET", "/v1/me/required-fields"))
+        return fields.requiredFields
+    }
+
+    /// The client's name, methods, terms, required fields and password policy.
+    public func clientInfo() async throws -> ClientInfo {
+        try await http.send(http.request("GET", "/v1/client", clientID: configuration.clientID))
+    }
+}

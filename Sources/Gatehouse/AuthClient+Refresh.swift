@@ -1,0 +1,135 @@
+import Foundation
+import GatehouseAPI
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension AuthClient {
+    /// A session whose access token is good for at least the refresh margin, refreshing when needed.
+    func validSession() async throws -> StoredSession {
+        await restore()
+        guard let current = session else {
+            throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
+        }
+        if current.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin { return current }
+        return try await refresh(replacing: current.accessToken)
+    }
+
+    /// Refreshes once for every caller waiting at the same time. `replacing` is the access token the
+    /// caller found wanting: if the session has moved on since, the newer one is used as it is.
+    func refresh(replacing accessToken: String, force: Bool = false) async throws -> StoredSession {
+        if !force, let session, session.accessToken != accessToken,
+            session.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin
+        {
+            return session
+        }
+        if let running = refreshTask { return try await running.value }
+        let task = Task { try await self.performRefresh(force: force) }
+        refreshTask = task
+        defer { refreshTask = nil }
+        return try await task.value
+    }
+
+    /// The refresh itself, under the store's cross-process lock. A refresh is never retried blindly:
+    /// under rotation a repeated POST looks like token reuse.
+    private func performRefresh(force: Bool) async throws -> StoredSession {
+        let store = configuration.store
+        return try await store.withExclusiveAccess { [self] in
+            try await self.refreshHoldingLock(force: force)
+        }
+    }
+
+    private func refreshHoldingLock(force: Bool) async throws -> StoredSession {
+        guard let current = session else {
+            throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
+        }
+        // Another process sharing the store may have rotated the token while we waited for the lock:
+        // use its session if still fresh, and in any case never present a token it already rotated.
+        var base = current
+        if let stored = try? await configuration.store.load(), stored.refreshToken != current.refreshToken {
+            if !force, stored.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin,
+                stored.accessToken != current.accessToken
+            {
+                session = stored
+                await emit(.tokenRefreshed)
+                return stored
+            }
+            base = stored
+        }
+        let request = http.form(
+            http.request("POST", "/oauth/token"),
+            [("grant_type", "refresh_token"), ("refresh_token", base.refreshToken), ("client_id", configuration.clientID)])
+        do {
+            let tokens: TokenResponse = try await http.send(request)
+            guard let refreshToken = tokens.refreshToken else {
+                throw GatehouseError(code: GatehouseError.invalidResponse, status: 200, message: "No refresh token in the answer.")
+            }
+            let renewed = StoredSession(
+                accessToken: tokens.accessToken, refreshToken: refreshToken,
+                accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: base.user)
+            session = renewed
+            try await configuration.store.save(renewed)
+            await emit(.tokenRefreshed)
+            return renewed
+        } catch let error as GatehouseError where error.isSessionEnded || error.code == "invalid_client" {
+            // Terminal: the server will never accept this session again.
+            await end(.sessionRevoked)
+            throw error
+        }
+        // Network errors and 5xx keep the session: the next call tries again.
+    }
+
+    /// Renews the access token now (normally the SDK does this by itself ahead of expiry).
+    @discardableResult
+    public func refreshSession() async throws -> StoredSession {
+        _ = try await validSession()
+        guard let current = session else {
+            throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
+        }
+        return try await refresh(replacing: current.accessToken, force: true)
+    }
+
+    /// Performs `request` with the user's access token, refreshing ahead of expiry; on a 401 it
+    /// refreshes once and retries once (the Bridge SDK's behaviour).
+    public func authorizedData(for request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        var current = try await validSession()
+        var attempt = request
+        attempt.setValue("Bearer \(current.accessToken)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await send(attempt)
+        guard response.statusCode == 401 else { return (data, response) }
+        current = try await refresh(replacing: current.accessToken)
+        attempt.setValue("Bearer \(current.accessToken)", forHTTPHeaderField: "Authorization")
+        let (retryData, retryResponse) = try await send(attempt)
+        if retryResponse.statusCode == 401 {
+            let error = APIClient.error(retryData, retryResponse)
+            if error.code == .sessionRevoked { await end(.sessionRevoked) }
+        }
+        return (retryData, retryResponse)
+    }
+
+    private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        do {
+            return try await configuration.transport.send(request)
+        } catch {
+            throw GatehouseError(code: GatehouseError.networkError, status: nil, message: error.localizedDescription)
+        }
+    }
+
+    /// A call to Gatehouse's own API with the user's token, refreshing and retrying once on 401 like
+    /// ``authorizedData(for:)``, and signing out when the server says the session ended.
+    func authorized<Answer: Decodable>(_ request: URLRequest, as: Answer.Type = Answer.self) async throws -> Answer {
+        let (data, response) = try await authorizedData(for: request)
+        guard (200..<300).contains(response.statusCode) else { throw APIClient.error(data, response) }
+        do {
+            return try WireCoding.decoder().decode(Answer.self, from: data)
+        } catch {
+            throw GatehouseError(code: GatehouseError.invalidResponse, status: response.statusCode, message: "Unreadable answer.")
+        }
+    }
+
+    /// Like ``authorized(_:as:)`` for answers without a body (204).
+    func authorized(_ request: URLRequest) async throws {
+        let (data, response) = try await authorizedData(for: request)
+        guard (200..<300).contains(response.statusCode) else { throw APIClient.error(data, response) }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The session in a file readable only by its owner (0600), written atomically (a temporary file
+/// renamed over the old one), with an advisory lock file so that several processes sharing it take
+/// turns refreshing.
+public struct FileSessionStore: SessionStore {
+    public let url: URL
+
+    /// - Parameter url: the session file; its directory must exist or be creatable.
+    public init(url: URL) { self.url = url }
+
+    public func load() async throws -> StoredSession? {
+        guard let data = FileManager.default.contents(atPath: url.path), !data.isEmpty else { return nil }
+        return try JSONDecoder.gatehouse.decode(StoredSession.self, from: data)
+    }
+
+    public func save(_ session: StoredSession) async throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let data = try JSONEncoder.gatehouse.encode(session)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+        // Created 0600 before any byte is written, then renamed over the old file in one step.
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+        let handle = try FileHandle(forWritingTo: temporary)
+        try handle.write(contentsOf: data)
+        try handle.synchronize()
+        try handle.close()
+        guard rename(temporary.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
+    public func clear() async throws {
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+
+    public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let lockPath = url.path + ".lock"
+        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission) }
+        defer { close(descriptor) }
+        // Poll a non-blocking lock so no thread of the cooperative pool blocks in flock.
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try await body()
+    }
+}
+
+extension JSONEncoder {
+    static var gatehouse: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    static var gatehouse: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

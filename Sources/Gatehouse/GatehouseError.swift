@@ -1,0 +1,53 @@
+import Foundation
+import GatehouseAPI
+
+/// Every failure of an ``AuthClient`` call: the server's stable ``ErrorCode``, the HTTP status, a
+/// message for people, `Retry-After`, and the field errors as a ``ValidationResult``.
+public struct GatehouseError: Error, Sendable, CustomStringConvertible {
+    /// The server's code, or `network_error` / `invalid_response` for failures before an answer.
+    public var code: ErrorCode
+    /// The HTTP status; `nil` when no answer arrived.
+    public var status: Int?
+    public var message: String
+    /// Seconds to wait before trying again (429, 503).
+    public var retryAfter: Int?
+    /// Attempts left for a one-time code.
+    public var remainingAttempts: Int?
+    /// Field-level problems, for showing next to the fields.
+    public var validation: ValidationResult
+
+    public init(
+        code: ErrorCode, status: Int?, message: String, retryAfter: Int? = nil, remainingAttempts: Int? = nil,
+        validation: ValidationResult = ValidationResult()
+    ) {
+        self.code = code
+        self.status = status
+        self.message = message
+        self.retryAfter = retryAfter
+        self.remainingAttempts = remainingAttempts
+        self.validation = validation
+    }
+
+    public var description: String { "\(status.map(String.init) ?? "-") \(code): \(message)" }
+
+    /// The network failed before the server answered: safe to try again later.
+    public static let networkError: ErrorCode = "network_error"
+    /// The server answered something the SDK cannot read.
+    public static let invalidResponse: ErrorCode = "invalid_response"
+    /// No user is signed in.
+    public static let notSignedIn: ErrorCode = "not_signed_in"
+
+    public var isInvalidCredentials: Bool { code == .invalidCredentials }
+    public var isRateLimited: Bool { code == .rateLimited || status == 429 }
+    public var isEmailNotVerified: Bool { code == .emailNotVerified }
+    public var isValidationFailure: Bool { code == .validationFailed }
+    public var isAlreadyRegistered: Bool { code == .alreadyRegistered }
+    public var isInvalidCode: Bool { code == .invalidCode || code == .codeExpired }
+    public var isNetworkError: Bool { code == Self.networkError }
+    /// The session cannot be used any more; the user must sign in again.
+    public var isSessionEnded: Bool {
+        code == "invalid_grant" || code == .sessionRevoked || code == Self.notSignedIn
+    }
+    /// Worth trying again later without changing anything.
+    public var isRetryable: Bool { isNetworkError || isRateLimited || status == 503 || (status ?? 0) >= 500 }
+}

@@ -1,0 +1,59 @@
+#if canImport(Security)
+import Foundation
+import Security
+
+/// The session in the Keychain, shared with app extensions through an access group.
+public struct KeychainSessionStore: SessionStore {
+    public let service: String
+    public let account: String
+    public let accessGroup: String?
+
+    public init(service: String = "gatehouse", account: String = "session", accessGroup: String? = nil) {
+        self.service = service
+        self.account = account
+        self.accessGroup = accessGroup
+    }
+
+    private var query: [String: Any] {
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account,
+        ]
+        if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+        return query
+    }
+
+    public func load() async throws -> StoredSession? {
+        var item: CFTypeRef?
+        var request = query
+        request[kSecReturnData as String] = true
+        let status = SecItemCopyMatching(request as CFDictionary, &item)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status: status) }
+        return try JSONDecoder.gatehouse.decode(StoredSession.self, from: data)
+    }
+
+    public func save(_ session: StoredSession) async throws {
+        let data = try JSONEncoder.gatehouse.encode(session)
+        let update = [kSecValueData as String: data] as CFDictionary
+        var status = SecItemUpdate(query as CFDictionary, update)
+        if status == errSecItemNotFound {
+            var add = query
+            add[kSecValueData as String] = data
+            add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+            status = SecItemAdd(add as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else { throw KeychainError(status: status) }
+    }
+
+    public func clear() async throws {
+        let status = SecItemDelete(query as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+    }
+}
+
+/// A Keychain call failed with this `OSStatus`.
+public struct KeychainError: Error, Sendable {
+    public let status: OSStatus
+}
+#endif

@@ -1,0 +1,45 @@
+import Foundation
+import GatehouseAPI
+
+/// A signed-in session as the SDK keeps it between launches.
+public struct StoredSession: Codable, Sendable, Equatable {
+    public var accessToken: String
+    public var refreshToken: String
+    public var accessTokenExpiresAt: Date
+    public var user: User
+
+    public init(accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: User) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.user = user
+    }
+}
+
+/// Where the session lives between launches: the Keychain on Apple platforms, a 0600 file on
+/// Linux, memory in tests.
+public protocol SessionStore: Sendable {
+    func load() async throws -> StoredSession?
+    func save(_ session: StoredSession) async throws
+    func clear() async throws
+    /// Runs `body` while no other process using the same store runs it: an app and its extension
+    /// must never refresh the same token at once. Stores for one process may just run it.
+    func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
+}
+
+extension SessionStore {
+    public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await body()
+    }
+}
+
+/// A store that forgets everything when the process ends.
+public actor InMemorySessionStore: SessionStore {
+    private var session: StoredSession?
+
+    public init(_ session: StoredSession? = nil) { self.session = session }
+
+    public func load() async throws -> StoredSession? { session }
+    public func save(_ session: StoredSession) async throws { self.session = session }
+    public func clear() async throws { session = nil }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Gatehouse
+import GatehouseAPI
+import GatehouseServer
+import GatehouseTesting
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The real SDK against a real server over a socket.
+@Suite("SDK against a live server")
+struct AuthClientTests {
+    static let clientID = "sdk-app"
+
+    static func server(grace: TimeInterval = 10) async throws -> TestServer {
+        let server = try await TestServer.start(.sqlite) { $0.refreshReuseGrace = grace }
+        try await server.createClient(id: clientID, settings: ["email_verification=off", "methods=password,email_otp"])
+        return server
+    }
+
+    @Test("Sign-up, the event stream starting with the current state, logout with the reason")
+    func signUpAndEvents() async throws {
+        let server = try await Self.server()
+        try await withLiveServer(server) { base in
+            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID))
+            let (log, task) = await record(client)
+            guard case .signedIn(let user) = try await client.signUp(email: "sdk@example.com", password: "correct horse battery") else {
+                Issue.record("expected to be signed in")
+                return
+            }
+            #expect(user.email == "sdk@example.com")
+            let (data, response) = try await client.authorizedData(for: meRequest(base))
+            #expect(response.statusCode == 200)
+            #expect(String(decoding: data, as: UTF8.self).contains("sdk@example.com"))
+            try await client.logOut()
+            #expect(await client.state == .signedOut)
+            try await Task.sleep(for: .milliseconds(50))
+            task.cancel()
+            let events = await log.events
+            #expect(events.first == .current(.restoring))
+            #expect(events.contains(.signedIn(user)))
+            #expect(events.last == .signedOut(.userRequested))
+
+            do {
+                try await client.logIn(email: "sdk@example.com", password: "wrong password!")
+                Issue.record("wrong password signed in")
+            } catch let error as GatehouseError {
+                #expect(error.isInvalidCredentials && error.status == 401)
+            }
+            do {
+                _ = try await client.signUp(email: "bad", password: "x")
+            } catch let error as GatehouseError {
+                #expect(error.isValidationFailure)
+                #expect(!error.validation.isValid)
+                #expect(Set(error.validation.fieldMessages.keys) == ["email", "password"])
+            }
+        }
+    }
+
+    @Test("20 concurrent authorizedData calls with an expired access token make exactly one refresh")
+    func singleFlightRefresh() async throws {
+        let server = try await Self.server()
+        try await withLiveServer(server) { base in
+            let transport = CountingTransport()
+            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, transport: transport))
+            _ = try await client.signUp(email: "flight@example.com", password: "correct horse battery")
+            // The server's clock moves past the access token's lifetime; the SDK's does not, so every
+            // call first meets a 401.
+            server.clock.advance(by: 16 * 60)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await client.authorizedData(for: meRequest(base)).1.statusCode }
+                }
+                var all: [Int] = []
+                for try await status in group { all.append(status) }
+                return all
+            }
+            #expect(statuses == Array(repeating: 200, count: 20))
+            #expect(transport.refreshes == 1)
+        }
+    }
+
+    @Test("A new AuthClient on the same store restores the session: restoring → signedIn")
+    func restore() async throws {
+        let server = try await Self.server()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-sdk-\(UUID().uuidString)/session.json")
+        defer { try? FileManager.default.removeItem(at: path.deletingLastPathComponent()) }
+        try await withLiveServer(server) { base in
+            let first = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: FileSessionStore(url: path)))
+            _ = try await first.signUp(email: "restore@example.com", password: "correct horse battery")
+            let permissions = try FileManager.default.attributesOfItem(atPath: path.path)[.posixPermissions] as? Int
+            #expect(permissions == 0o600)
+
+            let second = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: FileSessionStore(url: path)))
+            #expect(await second.state == .restoring)
+            let (log, task) = await record(second)
+            await second.restore()
+            guard case .signedIn(let user) = await second.state else {
+                Issue.record("not restored")
+                return
+            }
+            #expect(user.email == "restore@example.com")
+            #expect(try await second.authorizedData(for: meRequest(base)).1.statusCode == 200)
+            try await Task.sleep(for: .milliseconds(50))
+            task.cancel()
+            let events = await log.events
+            #expect(events.first == .current(.restoring))
+            #expect(events.dropFirst().first == .signedIn(user))
+        }
+    }
+
+    @Test("A session revoked on the server ends in signedOut with the reason")
+    func revokedOnServer() async throws {
+        let server = try await Self.server()
+        try await withLiveServer(server) { base in
+            let phone = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID))
+            let laptop = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID))
+            _ = try await phone.signUp(email: "revoked@example.com", password: "correct horse battery")
+            try await laptop.logIn(email: "revoked@example.com", password: "correct horse battery")
+            let (log, task) = await record(phone)
+            try await laptop.logOut(scope: .others)
+            #expect(await laptop.currentUser != nil)
+            do {
+                _ = try await phone.authorizedData(for: meRequest(base))
+                Issue.record("a revoked session still worked")
+            } catch let error as GatehouseError {
+                #expect(error.isSessionEnded)
+            }
+            #expect(await phone.state == .signedOut)
+            try await Task.sleep(for: .milliseconds(50))
+            task.cancel()
+            #expect(await log.events.last == .signedOut(.sessionRevoked))
+        }
+    }
+
+    @Test("Network down during a refresh keeps the session; the next try works")
+    func networkDown() async throws {
+        let server = try await Self.server()
+        try await withLiveServer(server) { base in
+            let transport = CountingTransport()
+            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, transport: transport))
+            _ = try await client.signUp(email: "offline@example.com", password: "correct horse battery")
+            transport.setOffline(true)
+            do {
+                try await client.refreshSession()
+                Issue.record("refresh succeeded offline")
+            } catch let error as GatehouseError {
+                #expect(error.isNetworkError && error.isRetryable)
+            }
+            #expect(await client.currentUser?.email == "offline@example.com")
+            transport.setOffline(false)
+            try await client.refreshSession()
+            #expect(try await client.authorizedData(for: meRequest(base)).1.statusCode == 200)
+        }
+    }
+
+    @Test("Two processes on one file store refresh in turn: no invalid_grant, even with no reuse grace")
+    func twoProcesses() async throws {
+        let example = Self.exampleBinary()
+        try #require(FileManager.default.isExecutableFile(atPath: example.path), "build gatehouse-example first (swift build)")
+        let server = try await Self.server(grace: 0)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-sdk-\(UUID().uuidString)/session.json")
+        defer { try? FileManager.default.removeItem(at: path.deletingLastPathComponent()) }
+        try await withLiveServer(server) { base in
+            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: FileSessionStore(url: path)))
+            _ = try await client.signUp(email: "shared@example.com", password: "correct horse battery")
+            let results = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await Self.run(example, ["refresh-loop", "--url", base.absoluteString, "--client-id", Self.clientID,
+                                                     "--store", path.path, "--count", "8"])
+                    }
+                }
+                var all: [(Int32, String)] = []
+                for try await result in group { all.append(result) }
+                return all
+            }
+            for (status, output) in results {
+                #expect(status == 0, "\(output)")
+                #expect(output.contains("refresh-loop ok 8"))
+            }
+            // The session the processes left behind is still good.
+            let after = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: FileSessionStore(url: path)))
+            #expect(try await after.authorizedData(for: meRequest(base)).1.statusCode == 200)
+        }
+    }
+
+    static func exampleBinary() -> URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for directory in [beside, beside.deletingLastPathComponent()] {
+            let candidate = directory.appendingPathComponent("gatehouse-example")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/gatehouse-example")
+    }
+
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            }
+        }
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        return (process.terminationStatus, output)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Gatehouse
+import GatehouseTesting
+import HummingbirdTesting
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs `body` against the server listening on a real socket.
+func withLiveServer(_ server: TestServer, _ body: @escaping @Sendable (URL) async throws -> Void) async throws {
+    do {
+        try await server.server.makeApplication().test(.live) { client in
+            try await body(URL(string: "http://127.0.0.1:\(client.port!)")!)
+        }
+    } catch {
+        await server.stop()
+        throw error
+    }
+    await server.stop()
+}
+
+/// URLSession underneath, counting refresh requests, and able to play "network down" for them.
+final class CountingTransport: HTTPTransport {
+    private let base = URLSessionTransport()
+    private let state = Mutex<(refreshes: Int, offline: Bool)>((0, false))
+
+    var refreshes: Int { state.withLock { $0.refreshes } }
+    func setOffline(_ offline: Bool) { state.withLock { $0.offline = offline } }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        if request.url?.path == "/oauth/token" {
+            let offline = state.withLock { state -> Bool in
+                if !state.offline { state.refreshes += 1 }
+                return state.offline
+            }
+            if offline { throw URLError(.notConnectedToInternet) }
+        }
+        return try await base.send(request)
+    }
+}
+
+/// Collects a client's events.
+actor EventLog {
+    private(set) var events: [AuthEvent] = []
+    func append(_ event: AuthEvent) { events.append(event) }
+}
+
+func record(_ client: AuthClient) async -> (EventLog, Task<Void, Never>) {
+    let log = EventLog()
+    let stream = await client.events()
+    let task = Task {
+        for await event in stream { await log.append(event) }
+    }
+    return (log, task)
+}
+
+func meRequest(_ base: URL) -> URLRequest {
+    URLRequest(url: base.appendingPathComponent("/v1/me"))
+}
