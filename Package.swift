@@ -5,11 +5,11 @@ let package = Package(
     name: "gatehouse",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
-        .library(name: "Gatehouse", targets: ["Gatehouse"]),
-        .library(name: "GatehouseAPI", targets: ["GatehouseAPI"]),
         .executable(name: "gatehouse", targets: ["gatehouse"]),
     ],
     dependencies: [
+        // The client SDK and the wire types it shares with the server live in their own package.
+        .package(path: "GatehouseSDK"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
@@ -32,15 +32,13 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
-        // Wire types shared by the server and the SDK: Foundation only.
-        .target(name: "GatehouseAPI"),
         // RFC 9106 in Swift: no listed package offers Argon2 and a system library would break the
         // two-command set-up.
         .target(name: "Argon2"),
         .target(
             name: "GatehouseCore",
             dependencies: [
-                "GatehouseAPI", "Argon2",
+                .product(name: "GatehouseAPI", package: "GatehouseSDK"), "Argon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -83,11 +81,6 @@ let package = Package(
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/templates")]
         ),
-        // The client SDK: Foundation and swift-crypto only.
-        .target(
-            name: "Gatehouse",
-            dependencies: ["GatehouseAPI", .product(name: "Crypto", package: "swift-crypto")]
-        ),
         .executableTarget(
             name: "gatehouse",
             dependencies: [
@@ -114,7 +107,7 @@ let package = Package(
             ]
         ),
         // The SDK example: `swift run gatehouse-example --url … --client-id …`.
-        .executableTarget(name: "gatehouse-example", dependencies: ["Gatehouse"], path: "Examples/GatehouseExample"),
+        .executableTarget(name: "gatehouse-example", dependencies: [.product(name: "Gatehouse", package: "GatehouseSDK")], path: "Examples/GatehouseExample"),
         .target(
             name: "GatehouseTesting",
             dependencies: [
@@ -128,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseSDKTests",
             dependencies: [
-                "Gatehouse", "GatehouseTesting", "GatehouseServer",
+                .product(name: "Gatehouse", package: "GatehouseSDK"), "GatehouseTesting", "GatehouseServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -92,3 +92,11 @@ struct ThrottleKeyTests {
         #expect(LoginThrottle.addressBlock(ip) == block)
     }
 }
+
+@Suite("Dual-stack addresses")
+struct MappedAddressTests {
+    @Test("An IPv4-mapped IPv6 address counts as its IPv4 address")
+    func mapped() {
+        #expect(LoginThrottle.addressBlock("::ffff:203.0.113.9") == "203.0.113.9")
+    }
+}

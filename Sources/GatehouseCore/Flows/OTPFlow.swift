@@ -80,7 +80,6 @@ public struct OTPFlow: Sendable {
         try requireEnabled(identifier, client: client)
         let settings = services.settings
         try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
-        try await hourlyCap(identifier, client: client)
         let createUser = request.createUser ?? true
         let data = String(decoding: try JSONEncoder().encode(CodeData(createUser: createUser)), as: UTF8.self)
         try await services.persistence.transaction { stores in
@@ -102,20 +101,6 @@ public struct OTPFlow: Sendable {
         }
         return OTPSentResponse(
             sentTo: identifier.masked, expiresIn: Int(settings.codeTTL), resendAfter: Int(settings.sendCooldown))
-    }
-
-    /// At most `otpSendsPerHour` codes per identifier and client in any hour.
-    func hourlyCap(_ identifier: Identifier, client: ClientRecord) async throws {
-        let now = services.clock.now()
-        let cap = services.settings.otpSendsPerHour
-        let count = try await services.persistence.transaction { stores in
-            try await stores.attempts.recordFailure(
-                key: "otp:hour:" + Secrets.sha256Hex("\(client.id):\(identifier.value)"), now: now, window: 3600)
-        }
-        if count.count > cap {
-            let left = count.windowStart.addingTimeInterval(3600).timeIntervalSince(now)
-            throw GatehouseError.rateLimited(retryAfter: min(3600, max(1, Int(left.rounded(.up)))))
-        }
     }
 
     public func verify(_ request: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {

@@ -52,7 +52,15 @@ public struct OneTimeCodes: Sendable {
         let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await services.persistence.transaction { stores in
             guard let record = try await stores.codes.findOpen(purpose: purpose, identifier: identifier, clientID: clientID),
                 record.expiresAt > now
-            else { return .failure(Self.expired) }
+            else {
+                // No open code: answer as a wrong guess against one would be answered, counting down the
+                // same way, so a guess cannot tell whether a code (and so an account) exists.
+                let max = services.settings.codeMaxAttempts
+                let count = try await stores.attempts.recordFailure(
+                    key: "code:none:" + Secrets.sha256Hex(binding(purpose, clientID, identifier)), now: now,
+                    window: services.settings.codeTTL)
+                return .failure(count.count > max ? Self.expired : Self.invalid(remaining: Swift.max(0, max - count.count)))
+            }
             // The attempt is counted before comparing, in the same statement that checks the bound.
             guard let attempts = try await stores.codes.recordAttempt(id: record.id) else { return .failure(Self.expired) }
             guard let stored = record.codeHash, Secrets.constantTimeEquals(stored, expected) else {
@@ -101,15 +109,25 @@ public struct OneTimeCodes: Sendable {
 struct SendCooldown: Sendable {
     let services: CoreServices
 
-    /// Throws 429 when a message for `key` went out less than `interval` ago; otherwise records this one.
+    /// Throws 429 when a message for `key` went out less than `interval` ago, or when `key` had its
+    /// hourly share of messages (which also bounds guesses: 5 per code); otherwise records this one.
     func claim(_ key: String, interval: TimeInterval) async throws {
         let now = services.clock.now()
-        let count = try await services.persistence.transaction { stores in
-            try await stores.attempts.recordFailure(key: "cooldown:" + Secrets.sha256Hex(key), now: now, window: interval)
+        let hash = Secrets.sha256Hex(key)
+        let recent = try await services.persistence.transaction { stores in
+            try await stores.attempts.recordFailure(key: "cooldown:" + hash, now: now, window: interval)
         }
-        if count.count > 1 {
-            let left = count.windowStart.addingTimeInterval(interval).timeIntervalSince(now)
+        if recent.count > 1 {
+            let left = recent.windowStart.addingTimeInterval(interval).timeIntervalSince(now)
             throw GatehouseError.rateLimited(retryAfter: min(Int(interval.rounded(.up)), max(1, Int(left.rounded(.up)))))
+        }
+        // Only sends past the cool-down count towards the hour.
+        let hourly = try await services.persistence.transaction { stores in
+            try await stores.attempts.recordFailure(key: "hourly:" + hash, now: now, window: 3600)
+        }
+        if hourly.count > services.settings.otpSendsPerHour {
+            let left = hourly.windowStart.addingTimeInterval(3600).timeIntervalSince(now)
+            throw GatehouseError.rateLimited(retryAfter: min(3600, max(1, Int(left.rounded(.up)))))
         }
     }
 }

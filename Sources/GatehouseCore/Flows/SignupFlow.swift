@@ -42,7 +42,9 @@ public struct SignupFlow: Sendable {
 
         let hash = try await services.hasher.hash(request.password)
         let user = UserRecord(
-            email: email, emailVerified: client.settings.emailVerification == .off, profile: profile, createdAt: now,
+            // Not verified even when the client does not require it: nothing proved the address yet, and
+            // ID tokens must not say otherwise.
+            email: email, emailVerified: false, profile: profile, createdAt: now,
             hasPassword: true)
         let verificationRequired = client.settings.emailVerification == .required
 

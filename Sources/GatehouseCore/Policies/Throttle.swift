@@ -33,6 +33,8 @@ public struct LoginThrottle: Sendable {
 
     /// IPv6 clients usually own a whole /64: counting per address would give each of them 2^64 tries.
     static func addressBlock(_ ip: String) -> String {
+        // An IPv4 client of a dual-stack listener shows up as ::ffff:a.b.c.d: count it as IPv4.
+        if ip.lowercased().hasPrefix("::ffff:"), ip.contains(".") { return String(ip.dropFirst(7)) }
         guard ip.contains(":") else { return ip }
         var groups = ip.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         if let gap = groups.firstIndex(of: ""), groups.count < 8 {

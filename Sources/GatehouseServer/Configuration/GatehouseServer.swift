@@ -56,6 +56,11 @@ public struct GatehouseServer: Sendable {
         -> [OutboxMessage.Channel: any MessageTransport]
     {
         let development = DevelopmentOutbox(directory: configuration.outboxDir, from: configuration.mailFrom, logger: logger)
+        if configuration.smtpURL == nil || configuration.smsURL == nil {
+            logger.warning(
+                "development outbox in use: messages are written to files and codes logged; set GATEHOUSE_SMTP_URL and GATEHOUSE_SMS_URL in production",
+                metadata: ["mail": "\(configuration.smtpURL == nil ? "outbox" : "smtp")", "sms": "\(configuration.smsURL == nil ? "outbox" : "gateway")"])
+        }
         var transports: [OutboxMessage.Channel: any MessageTransport] = [.email: development, .sms: development]
         if let smtp = configuration.smtpURL {
             transports[.email] = try SMTPMailTransport(url: smtp, from: configuration.mailFrom, logger: logger)

@@ -28,7 +28,11 @@ public struct DevelopmentOutbox: MessageTransport {
         case .sms:
             body = "To: \(message.recipient)\n\n\(message.text)\n"
         }
-        try Data(body.utf8).write(to: directory.appendingPathComponent(name), options: .atomic)
+        // The files hold codes: readable by the service user only.
+        let path = directory.appendingPathComponent(name).path
+        guard FileManager.default.createFile(atPath: path, contents: Data(body.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw DeliveryFailure(permanent: false, reason: "cannot write \(name)")
+        }
         var metadata: Logger.Metadata = ["to": "\(message.recipient)", "kind": "\(message.kind)", "file": "\(name)"]
         if let code = Self.code(in: message.text) { metadata["code"] = "\(code)" }
         logger.notice("development outbox: message written", metadata: metadata)

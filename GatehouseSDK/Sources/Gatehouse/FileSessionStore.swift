@@ -48,7 +48,7 @@ public struct FileSessionStore: SessionStore {
         defer { close(descriptor) }
         // Poll a non-blocking lock so no thread of the cooperative pool blocks in flock.
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            try await Task.sleep(for: .milliseconds(5))
+            try await Task.sleep(nanoseconds: 5_000_000)
         }
         defer { flock(descriptor, LOCK_UN) }
         return try await body()
