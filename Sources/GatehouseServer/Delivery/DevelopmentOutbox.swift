@@ -19,7 +19,7 @@ public struct DevelopmentOutbox: MessageTransport {
     public func deliver(_ message: OutgoingMessage) async throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let stamp = Int(Date().timeIntervalSince1970 * 1000)
-        let safeRecipient = message.recipient.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "@" ? $0 : "_" }
+        let safeRecipient = message.recipient.map { ($0.isASCII && ($0.isLetter || $0.isNumber)) || ".@-_+".contains($0) ? $0 : "_" }
         let name = "\(stamp)-\(message.kind)-\(String(safeRecipient)).\(message.channel == .email ? "eml" : "txt")"
         let body: String
         switch message.channel {
