@@ -213,3 +213,58 @@ struct AuthClientTests {
         return (process.terminationStatus, output)
     }
 }
+
+@Suite("SDK deep link")
+struct DeepLinkSDKTests {
+    @Test("Sign-up with a redirect, app relaunched, the link comes back: handle(url:) signs in with the stored verifier")
+    func deepLinkAfterRelaunch() async throws {
+        let server = try await TestServer.start(.sqlite)
+        try await server.createClient(id: "mobile", redirectURIs: ["com.example.app:/verified"])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-sdk-\(UUID().uuidString)/session.json")
+        defer { try? FileManager.default.removeItem(at: path.deletingLastPathComponent()) }
+        try await withLiveServer(server) { base in
+            let redirect = URL(string: "com.example.app:/verified")!
+            let first = AuthClient(configuration: .init(baseURL: base, clientID: "mobile", redirectURL: redirect, store: FileSessionStore(url: path)))
+            let result = try await first.signUp(email: "link@example.com", password: "correct horse battery")
+            guard case .verificationRequired = result else {
+                Issue.record("expected verification to be required")
+                return
+            }
+            try await server.deliverMail()
+            let linkPath = try #require(server.lastMail(to: "link@example.com", kind: "verification")?.linkPath("/verify?token="))
+            // The mail link, followed as the browser would: it answers a redirect into the app.
+            var request = URLRequest(url: URL(string: base.absoluteString + linkPath)!)
+            request.httpMethod = "GET"
+            let location = try await Redirects.location(of: request)
+            let appURL = try #require(URL(string: location))
+
+            // A new process: only the store remembers the verifier.
+            let relaunched = AuthClient(configuration: .init(baseURL: base, clientID: "mobile", redirectURL: redirect, store: FileSessionStore(url: path)))
+            #expect(try await relaunched.handle(url: appURL))
+            #expect(await relaunched.currentUser?.email == "link@example.com")
+            #expect(await relaunched.currentUser?.emailVerified == true)
+            #expect(try await relaunched.handle(url: URL(string: "https://elsewhere.example/x")!) == false)
+        }
+    }
+}
+
+/// Reads a redirect's Location without following it.
+enum Redirects {
+    final class Stopper: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        // @unchecked: no stored state; URLSession calls this from its own queue.
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+            completionHandler(nil)
+        }
+    }
+
+    static func location(of request: URLRequest) async throws -> String {
+        let session = URLSession(configuration: .ephemeral, delegate: Stopper(), delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let (_, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 303,
+            let location = http.value(forHTTPHeaderField: "Location")
+        else { throw URLError(.badServerResponse) }
+        return location
+    }
+}

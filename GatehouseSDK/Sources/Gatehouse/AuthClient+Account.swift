@@ -24,6 +24,7 @@ extension AuthClient {
         if let redirect = configuration.redirectURL {
             let pkce = PKCE.make()
             pkceVerifier = pkce.verifier
+            try await configuration.store.savePendingVerifier(pkce.verifier)
             body.redirectTo = redirect.absoluteString
             body.codeChallenge = pkce.challenge
             body.codeChallengeMethod = "S256"
@@ -105,7 +106,7 @@ extension AuthClient {
         guard var current = session else { return }
         current.user = user
         session = current
-        try await configuration.store.save(current)
+        if persisted { try await configuration.store.save(current) }
         await emit(.userUpdated(user))
     }
 }

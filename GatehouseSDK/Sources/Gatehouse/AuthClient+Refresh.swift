@@ -46,7 +46,10 @@ extension AuthClient {
         // Another process sharing the store may have rotated the token while we waited for the lock:
         // use its session if still fresh, and in any case never present a token it already rotated.
         var base = current
-        if let stored = try? await configuration.store.load(), stored.refreshToken != current.refreshToken {
+        // Only a persisted session of the same user may be taken from the store.
+        if persisted, let stored = try? await configuration.store.load(), stored.user.id == current.user.id,
+            stored.refreshToken != current.refreshToken
+        {
             if !force, stored.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin,
                 stored.accessToken != current.accessToken
             {
@@ -68,7 +71,7 @@ extension AuthClient {
                 accessToken: tokens.accessToken, refreshToken: refreshToken,
                 accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: base.user)
             session = renewed
-            try await configuration.store.save(renewed)
+            if persisted { try await configuration.store.save(renewed) }
             await emit(.tokenRefreshed)
             return renewed
         } catch let error as GatehouseError where error.isSessionEnded || error.code == "invalid_client" {

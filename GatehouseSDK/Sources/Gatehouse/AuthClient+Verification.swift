@@ -30,9 +30,12 @@ extension AuthClient {
         else { return false }
         var fields = [("grant_type", "authorization_code"), ("code", code), ("client_id", configuration.clientID),
                       ("redirect_uri", redirect.absoluteString)]
-        if let verifier = pkceVerifier { fields.append(("code_verifier", verifier)) }
+        // After a relaunch the verifier is only in the store.
+        let stored = try? await configuration.store.loadPendingVerifier()
+        if let verifier = pkceVerifier ?? stored { fields.append(("code_verifier", verifier)) }
         let tokens: TokenResponse = try await http.send(http.form(http.request("POST", "/oauth/token"), fields))
         pkceVerifier = nil
+        try? await configuration.store.savePendingVerifier(nil)
         // The token endpoint does not return the user; ask for it with the new token.
         let user: User = try await http.send(http.request("GET", "/v1/me", bearer: tokens.accessToken))
         _ = try await adopt(tokens, user: user)

@@ -43,6 +43,8 @@ public actor AuthClient {
     var refreshTask: Task<StoredSession, any Error>?
     var restored = false
     var pkceVerifier: String?
+    /// Whether the current session is kept in the store (`persist: false` keeps it in memory only).
+    var persisted = true
     private var continuations: [UUID: AsyncStream<AuthEvent>.Continuation] = [:]
     private weak var delegate: (any AuthClientDelegate)?
     let http: APIClient
@@ -83,13 +85,22 @@ public actor AuthClient {
     /// Other calls do this first on their own; call it at launch to learn the state early.
     public func restore() async {
         guard !restored else { return }
+        let loaded: StoredSession?
+        do {
+            loaded = try await configuration.store.load()
+        } catch {
+            // Unreadable for now (a Keychain before first unlock): stay restoring and try again on the
+            // next call rather than claim nobody is signed in.
+            return
+        }
         restored = true
-        session = try? await configuration.store.load()
-        if let session {
-            await emit(.signedIn(session.user))
+        session = loaded
+        if let loaded {
+            await emit(.signedIn(loaded.user))
         } else {
             state = .signedOut
             for continuation in continuations.values { continuation.yield(.current(.signedOut)) }
+            await delegate?.authClient(self, didReceive: .current(.signedOut))
         }
     }
 
@@ -110,6 +121,7 @@ public actor AuthClient {
             accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user)
         session = stored
         restored = true
+        persisted = persist
         if persist { try await configuration.store.save(stored) }
         await emit(.signedIn(user))
         return user

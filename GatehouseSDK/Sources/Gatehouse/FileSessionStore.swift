@@ -36,6 +36,22 @@ public struct FileSessionStore: SessionStore {
         }
     }
 
+    public func savePendingVerifier(_ verifier: String?) async throws {
+        let path = url.path + ".pkce"
+        guard let verifier else {
+            try? FileManager.default.removeItem(atPath: path)
+            return
+        }
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: path)
+        guard FileManager.default.createFile(atPath: path, contents: Data(verifier.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    public func loadPendingVerifier() async throws -> String? {
+        FileManager.default.contents(atPath: url.path + ".pkce").map { String(decoding: $0, as: UTF8.self) }
+    }
+
     public func clear() async throws {
         if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
     }

@@ -14,7 +14,9 @@ public struct KeychainSessionStore: SessionStore {
         self.accessGroup = accessGroup
     }
 
-    private var query: [String: Any] {
+    private var query: [String: Any] { query(account: account) }
+
+    private func query(account: String) -> [String: Any] {
         var query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
             kSecAttrAccount as String: account,
@@ -44,6 +46,27 @@ public struct KeychainSessionStore: SessionStore {
             status = SecItemAdd(add as CFDictionary, nil)
         }
         guard status == errSecSuccess else { throw KeychainError(status: status) }
+    }
+
+    public func savePendingVerifier(_ verifier: String?) async throws {
+        let itemQuery = query(account: account + ".pkce")
+        SecItemDelete(itemQuery as CFDictionary)
+        guard let verifier else { return }
+        var add = itemQuery
+        add[kSecValueData as String] = Data(verifier.utf8)
+        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+        let status = SecItemAdd(add as CFDictionary, nil)
+        guard status == errSecSuccess else { throw KeychainError(status: status) }
+    }
+
+    public func loadPendingVerifier() async throws -> String? {
+        var request = query(account: account + ".pkce")
+        request[kSecReturnData as String] = true
+        var item: CFTypeRef?
+        let status = SecItemCopyMatching(request as CFDictionary, &item)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status: status) }
+        return String(decoding: data, as: UTF8.self)
     }
 
     public func clear() async throws {

@@ -22,6 +22,10 @@ public protocol SessionStore: Sendable {
     func load() async throws -> StoredSession?
     func save(_ session: StoredSession) async throws
     func clear() async throws
+    /// Keeps the PKCE verifier of a sign-up until its verification link comes back, which may be
+    /// after the app was killed and relaunched. `nil` removes it.
+    func savePendingVerifier(_ verifier: String?) async throws
+    func loadPendingVerifier() async throws -> String?
     /// Runs `body` while no other process using the same store runs it: an app and its extension
     /// must never refresh the same token at once. Stores for one process may just run it.
     func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
@@ -36,10 +40,13 @@ extension SessionStore {
 /// A store that forgets everything when the process ends.
 public actor InMemorySessionStore: SessionStore {
     private var session: StoredSession?
+    private var verifier: String?
 
     public init(_ session: StoredSession? = nil) { self.session = session }
 
     public func load() async throws -> StoredSession? { session }
     public func save(_ session: StoredSession) async throws { self.session = session }
     public func clear() async throws { session = nil }
+    public func savePendingVerifier(_ verifier: String?) async throws { self.verifier = verifier }
+    public func loadPendingVerifier() async throws -> String? { verifier }
 }
