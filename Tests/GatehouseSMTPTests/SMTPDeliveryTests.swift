@@ -265,7 +265,8 @@ struct SMTPDeliveryTests {
             let error = try await #require(throws: SMTPError.self) { try await client.send(mail) }
             #expect(error.kind == .timeout)
             #expect(error.step == .greeting)
-            #expect(clock.now - start < .seconds(3))
+            // Not a speed check: only that the timeout ended a wait that would otherwise never end.
+            #expect(clock.now - start < .seconds(20))
         }
     }
 }

@@ -27,7 +27,8 @@ struct SMTPFailureTests {
         #expect(error.kind == .connectionFailed)
         #expect(error.step == .connect)
         #expect(!error.isPermanent)
-        #expect(clock.now - start < .seconds(3))
+        // Not a speed check: only that it did not sit out the 10 s connect timeout.
+        #expect(clock.now - start < .seconds(9))
     }
 
     @Test func serverThatNeverAnswersTimesOutWithinTheConfiguredTimeout() async throws {
@@ -42,8 +43,8 @@ struct SMTPFailureTests {
         #expect(error?.step == .greeting)
         #expect(error?.isPermanent == false)
         #expect(elapsed >= .milliseconds(250))
-        // Generous: the timer is exact, but resuming the test waits for a free thread on a busy machine.
-        #expect(elapsed < .seconds(3))
+        // Not a speed check: only that the 300 ms timeout ended a wait that would otherwise never end.
+        #expect(elapsed < .seconds(20))
     }
 
     @Test func serverThatStopsAfterGreetingTimesOutAtEHLO() async throws {
@@ -66,7 +67,8 @@ struct SMTPFailureTests {
         let start = clock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(clock.now - start < .seconds(2))
+        // Not a speed check: only that cancelling did not sit out the 30 s timeout.
+        #expect(clock.now - start < .seconds(20))
         await server.stop()
     }
 
