@@ -168,7 +168,7 @@ struct AuthClientTests {
             let results = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
                 for _ in 0..<2 {
                     group.addTask {
-                        try await Self.run(example, ["refresh-loop", "--url", base.absoluteString, "--client-id", Self.clientID,
+                        try await Subprocess.run(example, ["refresh-loop", "--url", base.absoluteString, "--client-id", Self.clientID,
                                                      "--store", path.path, "--count", "8"])
                     }
                 }
@@ -194,23 +194,6 @@ struct AuthClientTests {
         }
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent(".build/debug/gatehouse-example")
-    }
-
-    static func run(_ executable: URL, _ arguments: [String]) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-            }
-        }
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        return (process.terminationStatus, output)
     }
 }
 

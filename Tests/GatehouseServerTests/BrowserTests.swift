@@ -11,7 +11,7 @@ enum Browser {
     static func available() async throws -> Bool {
         let binaries = FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
-        let selenium = try await run("/usr/bin/env", ["python3", "-c", "import selenium"]).status == 0
+        let selenium = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import selenium"]).status == 0
         let ok = binaries && selenium
         if !ok {
             if ProcessInfo.processInfo.environment["CI"].map({ !$0.isEmpty && $0 != "0" && $0 != "false" }) ?? false {
@@ -20,25 +20,6 @@ enum Browser {
             print("note: chromium/chromedriver/selenium missing; the browser test is skipped (apt-get install chromium chromium-driver; pip install selenium)")
         }
         return ok
-    }
-
-    /// Runs a process without blocking a concurrency thread.
-    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        return (process.terminationStatus, output)
     }
 }
 
@@ -62,8 +43,8 @@ struct BrowserTests {
                 let path = try #require(server.lastMail(to: user.email.lowercased(), kind: "recovery")?.linkPath("/reset?token="))
                 let screenshot = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-reset-\(UUID().uuidString).png")
                 defer { try? FileManager.default.removeItem(at: screenshot) }
-                let result = try await Browser.run(
-                    "/usr/bin/env", ["python3", Browser.script.path, "http://127.0.0.1:\(port)\(path)", "browser chosen pass", screenshot.path])
+                let result = try await Subprocess.run(
+                    URL(fileURLWithPath: "/usr/bin/env"), ["python3", Browser.script.path, "http://127.0.0.1:\(port)\(path)", "browser chosen pass", screenshot.path])
                 #expect(result.status == 0, "\(result.output)")
                 // For a person to look at: GATEHOUSE_KEEP_SCREENSHOT=/path/file.png keeps it.
                 if let keep = ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOT"] {

@@ -15,7 +15,6 @@ public final class SigningKeys: Sendable {
         /// unknown kid, and a lookup here must never fall back.
         let verifiers: [String: JWTKeyCollection]
         let jwks: Data
-        let loadedAt: Date
     }
 
     private let persistence: any Persistence
@@ -113,7 +112,7 @@ public final class SigningKeys: Sendable {
             jwks.append(jwk)
         }
         let document = try JSONSerialization.data(withJSONObject: ["keys": jwks], options: [.sortedKeys])
-        return Snapshot(currentKID: current.kid, signer: signer, verifiers: verifiers, jwks: document, loadedAt: now)
+        return Snapshot(currentKID: current.kid, signer: signer, verifiers: verifiers, jwks: document)
     }
 
     static func jwk(for key: P256.Signing.PublicKey, kid: String) -> (jwk: [String: String], x: String, y: String) {

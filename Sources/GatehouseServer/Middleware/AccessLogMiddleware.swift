@@ -13,7 +13,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
             "request",
             metadata: [
                 "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
-                "ms": "\(elapsed.components.attoseconds / 1_000_000_000_000_000 + elapsed.components.seconds * 1000)",
+                "ms": "\(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)",
             ])
         return response
     }
