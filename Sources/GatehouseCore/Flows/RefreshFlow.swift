@@ -13,7 +13,6 @@ public struct RefreshFlow: Sendable {
 
     enum Outcome: Sendable {
         case rotated(SessionRecord, successor: String)
-        case invalid(String)
         case reuseDetected
     }
 
@@ -27,25 +26,24 @@ public struct RefreshFlow: Sendable {
         let grace = services.settings.refreshReuseGrace
         let secret = services.secret
 
-        let outcome: Outcome = try await services.persistence.transaction { stores in
-            guard let record = try await stores.refreshTokens.find(hash: hash) else {
-                return .invalid("The refresh token is not valid.")
-            }
-            guard let session = try await stores.sessions.find(id: record.sessionID), session.isLive(at: now) else {
-                return .invalid("The session has ended.")
-            }
-            guard session.clientID == client.id else { return .invalid("The refresh token belongs to another client.") }
-            guard try await stores.users.find(id: session.userID)?.state == .active else {
-                return .invalid("The account is disabled.")
-            }
-            guard record.expiresAt > now else { return .invalid("The refresh token has expired.") }
+        // Validity is read on a reader, off the single writer; the writer transaction then does only the
+        // atomic claim and the writes. A revocation that commits between the two is ordered after this
+        // refresh: the new tokens die with the session, as every use checks that it is live.
+        guard let (record, session, userActive) = try await services.persistence.read({ try await $0.refreshTokens.findWithSession(hash: hash) })
+        else { throw OAuthError.invalidGrant("The refresh token is not valid.") }
+        guard session.isLive(at: now) else { throw OAuthError.invalidGrant("The session has ended.") }
+        guard session.clientID == client.id else { throw OAuthError.invalidGrant("The refresh token belongs to another client.") }
+        guard userActive else { throw OAuthError.invalidGrant("The account is disabled.") }
+        guard record.expiresAt > now else { throw OAuthError.invalidGrant("The refresh token has expired.") }
+        let successorExpiry = issuer.refreshExpiry(session: session, client: client, now: now)
 
+        let outcome: Outcome = try await services.persistence.transaction { stores in
             if try await stores.refreshTokens.claimRotation(hash: hash, at: now) {
                 let successor = secret.refreshSuccessor(of: token)
                 try await stores.refreshTokens.insert(
                     RefreshTokenRecord(
                         tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash,
-                        createdAt: now, expiresAt: issuer.refreshExpiry(session: session, client: client, now: now)))
+                        createdAt: now, expiresAt: successorExpiry))
                 try await stores.sessions.touch(id: session.id, at: now)
                 return .rotated(session, successor: successor)
             }
@@ -60,8 +58,6 @@ public struct RefreshFlow: Sendable {
         }
 
         switch outcome {
-        case .invalid(let reason):
-            throw OAuthError.invalidGrant(reason)
         case .reuseDetected:
             services.logger.warning("refresh token reuse detected; session revoked", metadata: ["client_id": "\(client.id)"])
             throw OAuthError.invalidGrant("The refresh token was already used; the session has been revoked.")

@@ -50,6 +50,9 @@ public protocol SessionStore: Sendable {
 public protocol RefreshTokenStore: Sendable {
     func insert(_ token: RefreshTokenRecord) async throws
     func find(hash: String) async throws -> RefreshTokenRecord?
+    /// The token, its session and whether the session's user is active, in one read: the refresh grant's
+    /// hot path.
+    func findWithSession(hash: String) async throws -> (token: RefreshTokenRecord, session: SessionRecord, userActive: Bool)?
     /// Atomically marks the token rotated if it was not yet; returns whether this call did it.
     func claimRotation(hash: String, at: Date) async throws -> Bool
 }

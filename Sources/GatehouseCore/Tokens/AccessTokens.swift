@@ -8,6 +8,7 @@ public struct AccessTokens: Sendable {
     /// Gatehouse is the resource server of its own `/v1` API, so it is the audience.
     public var audience: String { issuer }
     private let clock: any WallClock
+    private let verified = VerifiedTokenCache()
 
     public init(keys: SigningKeys, issuer: String, clock: any WallClock) {
         self.keys = keys
@@ -46,20 +47,15 @@ public struct AccessTokens: Sendable {
     /// Signature, algorithm, kid, issuer, audience and lifetime; throws 401 `invalid_token` otherwise.
     /// Whether the session is still live is the caller's second check.
     public func verify(_ token: String) async throws -> AccessTokenClaims {
-        let header = try Self.header(of: token)
-        // Only our algorithm and our token type: this is what stops `alg: none` and an HS256 token
-        // "signed" with the public key before any key is touched.
-        guard header.alg == SigningKeys.algorithm, header.typ == "at+jwt" else {
-            throw GatehouseError.unauthorized("The access token is not valid.")
-        }
-        guard let kid = header.kid, let verifier = try await keys.verifier(kid: kid) else {
-            throw GatehouseError.unauthorized("The access token is signed with an unknown key.")
-        }
+        guard token.utf8.count <= 8192 else { throw GatehouseError.unauthorized("The access token is malformed.") }
+        let cacheKey = VerifiedTokenCache.key(for: token)
         let claims: AccessTokenClaims
-        do {
-            claims = try await verifier.verify(token, as: AccessTokenClaims.self)
-        } catch {
-            throw GatehouseError.unauthorized("The access token is not valid.")
+        if let hit = verified.entry(for: cacheKey), keys.isPublished(kid: hit.kid) {
+            claims = hit.claims
+        } else {
+            let (kid, checked) = try await verifySignature(token)
+            verified.store(.init(kid: kid, claims: checked), for: cacheKey)
+            claims = checked
         }
         let now = Int(clock.now().timeIntervalSince1970)
         guard claims.iss == issuer, claims.aud == audience else {
@@ -70,17 +66,29 @@ public struct AccessTokens: Sendable {
         return claims
     }
 
+    private func verifySignature(_ token: String) async throws -> (kid: String, claims: AccessTokenClaims) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
+            let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
+        else { throw GatehouseError.unauthorized("The access token is malformed.") }
+        // Only our algorithm and our token type: this is what stops `alg: none` and an HS256 token
+        // "signed" with the public key before any key is touched.
+        guard header.alg == SigningKeys.algorithm, header.typ == "at+jwt" else {
+            throw GatehouseError.unauthorized("The access token is not valid.")
+        }
+        guard let kid = header.kid, let verifier = try await keys.verifier(kid: kid) else {
+            throw GatehouseError.unauthorized("The access token is signed with an unknown key.")
+        }
+        guard let signature = Base64URL.decode(String(parts[2])), let payload = Base64URL.decode(String(parts[1])),
+            (try? verifier.verify(signature, signs: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))) == true,
+            let claims = try? JSONDecoder().decode(AccessTokenClaims.self, from: Data(payload))
+        else { throw GatehouseError.unauthorized("The access token is not valid.") }
+        return (kid, claims)
+    }
+
     struct Header: Decodable {
         var alg: String?
         var typ: String?
         var kid: String?
-    }
-
-    static func header(of token: String) throws -> Header {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, token.utf8.count <= 8192, let bytes = Base64URL.decode(String(parts[0])),
-            let header = try? JSONDecoder().decode(Header.self, from: Data(bytes))
-        else { throw GatehouseError.unauthorized("The access token is malformed.") }
-        return header
     }
 }

@@ -11,9 +11,11 @@ public final class SigningKeys: Sendable {
     struct Snapshot: Sendable {
         let currentKID: String
         let signer: JWTKeyCollection
-        /// One collection per kid, holding only that key: jwt-kit falls back to a default key for an
-        /// unknown kid, and a lookup here must never fall back.
-        let verifiers: [String: JWTKeyCollection]
+        /// One verification algorithm per kid, taken out of jwt-kit's key collection once per reload:
+        /// calling it directly keeps verification off the collection's actor, where every request
+        /// would queue behind every other. A plain dictionary also never falls back to a default key
+        /// for an unknown kid, as a collection would.
+        let verifiers: [String: any JWTAlgorithm]
         let jwks: Data
     }
 
@@ -66,6 +68,9 @@ public final class SigningKeys: Sendable {
 
     public var currentKID: String? { snapshot.withLock { $0?.currentKID } }
 
+    /// Whether tokens signed by `kid` may still be accepted (it is published in the current snapshot).
+    func isPublished(kid: String) -> Bool { snapshot.withLock { $0?.verifiers[kid] != nil } }
+
     /// The JWKS document, serialized once per reload rather than per request.
     public func jwksDocument() throws -> Data {
         guard let snap = snapshot.withLock({ $0 }) else { throw SigningKeysError.notLoaded }
@@ -79,7 +84,7 @@ public final class SigningKeys: Sendable {
 
     /// The verifier for exactly this kid, reloading at most once every few seconds on a miss (a key
     /// another node just created). `nil` means: unknown kid, reject.
-    func verifier(kid: String) async throws -> JWTKeyCollection? {
+    func verifier(kid: String) async throws -> (any JWTAlgorithm)? {
         if let found = snapshot.withLock({ $0?.verifiers[kid] }) { return found }
         let now = clock.now()
         let shouldReload = lastMissReload.withLock { last -> Bool in
@@ -97,7 +102,7 @@ public final class SigningKeys: Sendable {
         let privateKey = try P256.Signing.PrivateKey(rawRepresentation: try secret.open(current.sealedPrivateKey))
         let signer = JWTKeyCollection()
         await signer.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: current.kid))
-        var verifiers: [String: JWTKeyCollection] = [:]
+        var verifiers: [String: any JWTAlgorithm] = [:]
         var jwks: [[String: String]] = []
         for record in records {
             // The public half is derived from the sealed private key, not read from `public_jwk`: someone
@@ -108,7 +113,7 @@ public final class SigningKeys: Sendable {
             let collection = JWTKeyCollection()
             await collection.add(
                 ecdsa: try ES256PublicKey(parameters: (x: x, y: y)), kid: JWKIdentifier(string: record.kid))
-            verifiers[record.kid] = collection
+            verifiers[record.kid] = try await collection.getKey(for: JWKIdentifier(string: record.kid), alg: Self.algorithm)
             jwks.append(jwk)
         }
         let document = try JSONSerialization.data(withJSONObject: ["keys": jwks], options: [.sortedKeys])

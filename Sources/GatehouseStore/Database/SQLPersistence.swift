@@ -17,7 +17,7 @@ public final class SQLPersistence: Persistence {
     private let nextReader = Atomic<Int>(0)
 
     enum Backend: Sendable {
-        case sqlite(writer: SQLiteConnection, writeLock: AsyncLock, readers: [SQLiteConnection])
+        case sqlite(writer: SQLiteConnection, writes: SQLiteWriteQueue, readers: [SQLiteConnection])
         case postgres(client: PostgresClient, runner: Task<Void, Never>)
     }
 
@@ -73,7 +73,10 @@ public final class SQLPersistence: Persistence {
         }
         return SQLPersistence(
             dialect: .sqlite,
-            backend: .sqlite(writer: writer, writeLock: AsyncLock(), readers: readerConnections),
+            backend: .sqlite(
+                writer: writer,
+                writes: SQLiteWriteQueue(db: writer.sql(queryLogLevel: nil), begin: Dialect.sqlite.begin, logger: logger),
+                readers: readerConnections),
             logger: logger)
     }
 
@@ -119,21 +122,13 @@ public final class SQLPersistence: Persistence {
         try await transactionOnDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
     }
 
-    /// One transaction on the writer (SQLite: queued behind the write lock) or a pooled connection.
+    /// One transaction: on SQLite through the writer's group-commit queue, on PostgreSQL on a pooled connection.
     func transactionOnDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
         async throws -> R
     {
         switch backend {
-        case .sqlite(let writer, let lock, _):
-            await lock.lock()
-            do {
-                let result = try await rawTransaction(writer.sql(queryLogLevel: nil), body)
-                await lock.unlock()
-                return result
-            } catch {
-                await lock.unlock()
-                throw error
-            }
+        case .sqlite(_, let writes, _):
+            return try await writes.run(body)
         case .postgres(let client, _):
             return try await client.withConnection { connection in
                 try await self.rawTransaction(connection.sql(queryLogLevel: nil), body)

@@ -1,11 +1,12 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import SQLKit
 
 struct SQLSessionStore: SessionStore {
     let db: any SQLDatabase
 
-    private static let columns = """
+    static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
         revoked_at, revoke_reason
         """
@@ -109,6 +110,29 @@ struct SQLRefreshTokenStore: RefreshTokenStore {
             tokenHash: try row.string("token_hash"), sessionID: try row.uuid("session_id"),
             parentHash: try row.optionalString("parent_hash"), createdAt: try row.date("created_at"),
             expiresAt: try row.date("expires_at"), rotatedAt: try row.optionalDate("rotated_at"))
+    }
+
+    func findWithSession(hash: String) async throws -> (token: RefreshTokenRecord, session: SessionRecord, userActive: Bool)? {
+        // Session columns keep their names so SQLSessionStore.decode reads them; the token's own dates
+        // are aliased.
+        let sessionColumns = SQLSessionStore.columns.split(separator: ",")
+            .map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+        guard
+            let row = try await db.raw(
+                """
+                SELECT \(unsafeRaw: sessionColumns), t.token_hash, t.parent_hash, t.created_at AS token_created_at,
+                       t.expires_at AS token_expires_at, t.rotated_at, u.state AS user_state
+                FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id
+                WHERE t.token_hash = \(bind: hash)
+                """
+            ).first()
+        else { return nil }
+        let session = try SQLSessionStore.decode(row)
+        let token = RefreshTokenRecord(
+            tokenHash: try row.string("token_hash"), sessionID: session.id,
+            parentHash: try row.optionalString("parent_hash"), createdAt: try row.date("token_created_at"),
+            expiresAt: try row.date("token_expires_at"), rotatedAt: try row.optionalDate("rotated_at"))
+        return (token, session, try row.string("user_state") == UserState.active.rawValue)
     }
 
     func claimRotation(hash: String, at: Date) async throws -> Bool {
