@@ -25,7 +25,7 @@ struct ClientInfoTests {
             let before = try await client.json(.get, "/v1/me/agreements", bearer: access)
             #expect(before.object["up_to_date"] as? Bool == true && before.string("client_version") == "a")
 
-            _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(id: "terms-app", settings: ["terms_client_version=b"])
+            _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock, cache: server.services.clientCache).update(id: "terms-app", settings: ["terms_client_version=b"])
             let after = try await client.json(.get, "/v1/me/agreements", bearer: access)
             #expect(after.object["up_to_date"] as? Bool == false)
             let login = try await client.json(.post, "/v1/login", ["client_id": "terms-app", "email": "tess@example.com", "password": "correct horse battery"])

@@ -4,10 +4,13 @@ import Foundation
 public struct ClientAdmin: Sendable {
     let persistence: any Persistence
     let clock: any WallClock
+    /// The running server's cache, when this admin runs inside it, so changes apply at once.
+    let cache: ClientCache?
 
-    public init(persistence: any Persistence, clock: any WallClock) {
+    public init(persistence: any Persistence, clock: any WallClock, cache: ClientCache? = nil) {
         self.persistence = persistence
         self.clock = clock
+        self.cache = cache
     }
 
     public struct Created: Sendable {
@@ -61,6 +64,7 @@ public struct ClientAdmin: Sendable {
     ) async throws -> ClientRecord {
         for uri in redirectURIs ?? [] { try Self.validateRedirectURI(uri) }
         let now = clock.now()
+        defer { cache?.invalidate(id: id) }
         return try await persistence.transaction { stores in
             guard var client = try await stores.clients.find(id: id) else { throw ClientAdminError.notFound(id) }
             try ClientSettingsParser.apply(settings, to: &client.settings)
@@ -77,6 +81,7 @@ public struct ClientAdmin: Sendable {
     /// inherit them.
     public func delete(id: String) async throws {
         let now = clock.now()
+        defer { cache?.invalidate(id: id) }
         let deleted = try await persistence.transaction { stores -> Bool in
             guard try await stores.clients.delete(id: id) else { return false }
             _ = try await stores.sessions.revokeAll(clientID: id, at: now, reason: .clientDeleted)

@@ -7,20 +7,26 @@ public struct ClientResolver: Sendable {
     public init(services: CoreServices) { self.services = services }
 
     public func resolve(_ clientID: String?) async throws -> ClientRecord {
-        let client = try await services.persistence.read { stores in
-            if let clientID, !clientID.isEmpty {
-                return try await stores.clients.find(id: clientID)
-            }
-            return try await stores.clients.findDefault()
+        let client: ClientRecord?
+        if let clientID, !clientID.isEmpty {
+            client = try await find(clientID)
+        } else {
+            client = try await services.persistence.read { try await $0.clients.findDefault() }
         }
         guard let client else { throw GatehouseError.invalidClient("Unknown client_id.") }
         return client
     }
 
+    private func find(_ id: String) async throws -> ClientRecord? {
+        try await services.clientCache.client(id: id) {
+            try await services.persistence.read { try await $0.clients.find(id: id) }
+        }
+    }
+
     /// Authenticates a client for `/oauth/*`: confidential clients must prove their secret.
     public func authenticate(clientID: String?, secret: String?) async throws -> ClientRecord {
         guard let clientID, !clientID.isEmpty else { throw OAuthError.invalidClient("Client authentication required.") }
-        guard let client = try await services.persistence.read({ try await $0.clients.find(id: clientID) }) else {
+        guard let client = try await find(clientID) else {
             throw OAuthError.invalidClient("Unknown client.")
         }
         if client.kind == .confidential {

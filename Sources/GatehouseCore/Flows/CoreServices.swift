@@ -10,6 +10,8 @@ public struct CoreServices: Sendable {
     public let clock: any WallClock
     public let settings: CoreSettings
     public let logger: Logger
+    /// Shared by every copy of these services: one cache per server.
+    public let clientCache = ClientCache()
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,

@@ -57,18 +57,7 @@ enum RequestDecoding {
                 detail: "Send the body as application/x-www-form-urlencoded.")
         }
         let buffer = try await collect(request)
-        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
-            throw GatehouseError.badRequest("The body is not valid UTF-8.")
-        }
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let key = decodeComponent(parts[0]), let value = decodeComponent(parts.count > 1 ? parts[1] : "")
-            else { throw GatehouseError.badRequest("The form body is malformed.") }
-            guard fields[key] == nil else { throw GatehouseError.badRequest("Parameter \(key) is repeated.") }
-            fields[key] = value
-        }
-        return fields
+        return try FormBody.fields(buffer.readableBytesView)
     }
 
     static func collect(_ request: Request) async throws -> ByteBuffer {
@@ -84,10 +73,6 @@ enum RequestDecoding {
 
     static let tooLarge = GatehouseError(
         status: 413, code: .payloadTooLarge, title: "Payload too large", detail: "Bodies are limited to 1 MiB.")
-
-    private static func decodeComponent(_ raw: Substring) -> String? {
-        String(raw).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-    }
 
     private static func isJSON(_ contentType: String) -> Bool {
         let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
