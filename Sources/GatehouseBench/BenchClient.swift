@@ -8,12 +8,10 @@ import NIOHTTP1
 public struct BenchClient: Sendable {
     public let http: HTTPClient
     public let baseURL: String
-    public let clientID: String
 
-    public init(http: HTTPClient, baseURL: String, clientID: String) {
+    public init(http: HTTPClient, baseURL: String) {
         self.http = http
         self.baseURL = baseURL
-        self.clientID = clientID
     }
 
     public struct Answer: Sendable {
@@ -49,6 +47,15 @@ public struct BenchClient: Sendable {
         var request = HTTPClientRequest(url: baseURL + path)
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         return try await send(request)
+    }
+
+    /// Sends a target's call.
+    public func send(_ call: Target.Call) async throws -> Answer {
+        switch call.body {
+        case .json(let fields): try await postJSON(call.path, fields, bearer: call.bearer)
+        case .form(let fields): try await postForm(call.path, fields, basic: call.basic)
+        case .none: try await get(call.path, bearer: call.bearer)
+        }
     }
 
     private func send(_ request: HTTPClientRequest) async throws -> Answer {

@@ -1,104 +1,206 @@
 import AsyncHTTPClient
 import Foundation
+import Synchronization
 
-/// Runs one scenario closed-loop: `connections` virtual users, each sending its next request when the
-/// previous one answered, for `duration` seconds.
+/// Runs one scenario: `connections` virtual users, each on its own connection. Closed-loop, each sends
+/// its next request when the previous one answered; open-loop (`rate`), requests are due on a fixed
+/// schedule whatever the server does, and their latency counts from when they were due.
 public struct LoadRunner: Sendable {
     public var client: BenchClient
+    public var target: Target
     public var connections: Int
     public var duration: Double
     public var users: [SeedUser]
-    /// Confidential client for introspection.
-    public var introspectionCredentials: (String, String)?
+    /// Open-loop rate for the scenario (requests/s); `nil` is closed-loop.
+    public var rate: Double?
+    /// For `mixed`: the login flood's open-loop rate and the connections it may use.
+    public var loginRate: Double
+    public var loginConnections: Int
 
-    public init(client: BenchClient, connections: Int, duration: Double, users: [SeedUser], introspectionCredentials: (String, String)?) {
+    public init(
+        client: BenchClient, target: Target, connections: Int, duration: Double, users: [SeedUser], rate: Double? = nil,
+        loginRate: Double = 200, loginConnections: Int = 64
+    ) {
         self.client = client
+        self.target = target
         self.connections = connections
         self.duration = duration
         self.users = users
-        self.introspectionCredentials = introspectionCredentials
+        self.rate = rate
+        self.loginRate = loginRate
+        self.loginConnections = loginConnections
     }
 
-    public func run(_ scenario: Scenario, progress: (@Sendable (Int) -> Void)? = nil) async throws -> LoadSummary {
-        let start = ContinuousClock.now
-        let deadline = start + .milliseconds(Int(duration * 1000))
+    /// One figure row: a scenario, or one half of `mixed`.
+    public struct Row: Sendable {
+        public var label: String
+        public var connections: Int
+        public var rate: Double?
+        public var summary: LoadSummary
+    }
+
+    public func run(_ scenario: Scenario, progress: (@Sendable (Int) -> Void)? = nil) async throws -> [Row] {
+        guard target.supported.contains(scenario) else {
+            throw BenchError.setup("\(target.kind.rawValue) has no \(scenario.rawValue) scenario")
+        }
         let counter = ProgressCounter()
         let reporter = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                progress?(await counter.value)
+                guard (try? await Task.sleep(for: .seconds(1))) != nil else { break }
+                progress?(counter.value)
             }
         }
         defer { reporter.cancel() }
+        if scenario == .mixed {
+            async let refreshes = phase(.refresh, connections: connections, rate: nil, counter: counter)
+            async let logins = phase(.login, connections: loginConnections, rate: loginRate, counter: counter)
+            let (r, l) = try await (refreshes, logins)
+            return [
+                Row(label: "mixed: refresh", connections: connections, rate: nil, summary: r),
+                Row(label: "mixed: login flood", connections: loginConnections, rate: loginRate, summary: l),
+            ]
+        }
+        let summary = try await phase(scenario, connections: connections, rate: rate, counter: counter)
+        return [Row(label: scenario.rawValue, connections: connections, rate: rate, summary: summary)]
+    }
+
+    private func phase(_ scenario: Scenario, connections: Int, rate: Double?, counter: ProgressCounter) async throws -> LoadSummary {
+        let schedule = rate.map(OpenLoopSchedule.init)
+        let tickets = Tickets()
+        // Sessions are set up before the clock starts: sign-ins are not part of a refresh's figures.
+        let sessions = try await withThrowingTaskGroup(of: (Int, Session?).self) { group in
+            for worker in 0..<connections {
+                group.addTask { (worker, try await self.session(for: worker, scenario)) }
+            }
+            var all = [Session?](repeating: nil, count: connections)
+            for try await (worker, session) in group { all[worker] = session }
+            return all
+        }
+        let start = ContinuousClock.now
+        let deadline = start + .milliseconds(Int(duration * 1000))
         let merged = try await withThrowingTaskGroup(of: LoadStats.self) { group in
             for worker in 0..<connections {
-                group.addTask { try await self.worker(worker, scenario, deadline: deadline, counter: counter) }
+                group.addTask {
+                    try await self.worker(
+                        worker, scenario, session: sessions[worker], start: start, deadline: deadline, schedule: schedule,
+                        tickets: tickets, counter: counter)
+                }
             }
             var total = LoadStats()
             for try await stats in group { total.merge(stats) }
             return total
         }
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return merged.summary(seconds: seconds)
+        return merged.summary(seconds: Self.seconds(ContinuousClock.now - start))
     }
 
-    private func worker(_ index: Int, _ scenario: Scenario, deadline: ContinuousClock.Instant, counter: ProgressCounter) async throws -> LoadStats {
-        var stats = LoadStats()
-        let user = users[index % max(1, users.count)]
-        // Per-worker set-up, not timed.
-        var session: (access: String, chain: RefreshChain)?
-        if scenario != .login && scenario != .jwks && scenario != .signup {
-            let login = try await client.postJSON("/v1/login", ["client_id": client.clientID, "email": user.email, "password": user.password])
-            guard let access = login.string("access_token"), let refresh = login.string("refresh_token") else {
-                throw BenchError.setup("login for \(scenario) failed with \(login.status)")
-            }
-            session = (access, RefreshChain(token: refresh))
+    struct Session: Sendable {
+        var access: String
+        var chain: RefreshChain?
+    }
+
+    private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
+        guard [.refresh, .introspect, .me].contains(scenario) else { return nil }
+        let user = users[worker % max(1, users.count)]
+        let login = try await client.send(target.login(user))
+        guard let access = login.string("access_token") else {
+            throw BenchError.setup("sign-in for \(scenario.rawValue) answered \(login.status): \(String(buffer: login.body).prefix(200))")
         }
+        let refresh = login.string("refresh_token")
+        if scenario == .refresh, refresh == nil { throw BenchError.setup("sign-in answered no refresh token") }
+        return Session(access: access, chain: refresh.map(RefreshChain.init))
+    }
+
+    private func worker(
+        _ index: Int, _ scenario: Scenario, session: Session?, start: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
+        schedule: OpenLoopSchedule?, tickets: Tickets, counter: ProgressCounter
+    ) async throws -> LoadStats {
+        var stats = LoadStats()
+        var session = session
         var sequence = 0
-        while ContinuousClock.now < deadline {
+        while true {
             sequence += 1
-            let began = ContinuousClock.now
+            var ticket = 0
+            let began: ContinuousClock.Instant
+            if let schedule {
+                ticket = tickets.next()
+                let due = start + .microseconds(schedule.dueMicros(ticket))
+                guard due < deadline else { break }
+                try? await Task.sleep(until: due, clock: .continuous)
+                began = due
+            } else {
+                began = ContinuousClock.now
+                guard began < deadline else { break }
+            }
             do {
-                let answer: BenchClient.Answer
-                switch scenario {
-                case .login:
-                    let u = users[(index + sequence * connections) % users.count]
-                    answer = try await client.postJSON("/v1/login", ["client_id": client.clientID, "email": u.email, "password": u.password])
-                case .refresh:
-                    answer = try await client.postForm(
-                        "/oauth/token", [("grant_type", "refresh_token"), ("client_id", client.clientID), ("refresh_token", session!.chain.token)])
-                    if answer.status == 200, !session!.chain.advance(with: answer.string("refresh_token")) {
-                        throw BenchError.setup("refresh answer without a new token")
-                    }
-                case .introspect:
-                    guard let credentials = introspectionCredentials else { throw BenchError.setup("introspection needs --introspect-client") }
-                    answer = try await client.postForm("/oauth/introspect", [("token", session!.access)], basic: credentials)
-                case .jwks:
-                    answer = try await client.get("/.well-known/jwks.json")
-                case .me:
-                    answer = try await client.get("/v1/me", bearer: session!.access)
-                case .signup:
-                    answer = try await client.postJSON(
-                        "/v1/signup",
-                        ["client_id": client.clientID, "email": "signup-\(UUID().uuidString.lowercased())@example.com", "password": "bench password signup"])
+                // Open-loop tickets spread logins over every user; closed-loop workers walk their own stride.
+                let pick = schedule != nil ? ticket : index + sequence * 7919
+                let answer = try await client.send(call(for: scenario, pick: pick, session: session))
+                if scenario == .refresh, answer.status == 200 {
+                    try advance(&session, with: answer)
                 }
-                let elapsed = ContinuousClock.now - began
-                stats.record(status: answer.status, microseconds: UInt64(max(0, elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)))
+                let finished = ContinuousClock.now
+                let micros: UInt64 =
+                    if let schedule {
+                        schedule.latencyMicros(ticket, completedMicros: Self.micros(finished - start))
+                    } else {
+                        Self.micros(finished - began)
+                    }
+                stats.record(status: answer.status, microseconds: micros)
             } catch let error as BenchError {
                 throw error
             } catch {
                 stats.recordTransportError()
             }
-            if sequence % 64 == 0 { await counter.add(64) }
+            counter.add(1)
         }
         return stats
     }
+
+    private func call(for scenario: Scenario, pick: Int, session: Session?) -> Target.Call {
+        switch scenario {
+        case .login: return target.login(users[pick % users.count])
+        case .refresh: return target.refresh(session!.chain!.token)
+        case .introspect: return target.introspect(session!.access)
+        case .jwks: return target.jwks
+        case .me: return target.me(session!.access)
+        case .clientCredentials: return target.clientCredentials()
+        case .signup: return target.signup(email: "signup-\(UUID().uuidString.lowercased())@example.com", password: "bench password signup")
+        case .mixed: preconditionFailure("mixed runs as two phases")
+        }
+    }
+
+    /// Follows the chain; Gatehouse must always rotate, a peer that does not rotate keeps its token.
+    private func advance(_ session: inout Session?, with answer: BenchClient.Answer) throws {
+        guard var current = session, var chain = current.chain else { return }
+        let successor = answer.string("refresh_token")
+        if !chain.advance(with: successor), target.kind == .gatehouse {
+            throw BenchError.setup("refresh answer without a new token")
+        }
+        current.chain = chain
+        if let access = answer.string("access_token") { current.access = access }
+        session = current
+    }
+
+    static func micros(_ d: Duration) -> UInt64 {
+        UInt64(max(0, d.components.seconds * 1_000_000 + d.components.attoseconds / 1_000_000_000_000))
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
 }
 
-actor ProgressCounter {
-    private(set) var value = 0
-    func add(_ n: Int) { value += n }
+/// Hands out open-loop request numbers across workers.
+final class Tickets: Sendable {
+    private let issued = Atomic<Int>(0)
+    func next() -> Int { issued.wrappingAdd(1, ordering: .relaxed).oldValue }
+}
+
+/// Requests done so far, for the progress line.
+final class ProgressCounter: Sendable {
+    private let done = Atomic<Int>(0)
+    func add(_ n: Int) { done.wrappingAdd(n, ordering: .relaxed) }
+    var value: Int { done.load(ordering: .relaxed) }
 }
 
 public enum BenchError: Error, CustomStringConvertible {

@@ -2,30 +2,37 @@ import Foundation
 
 /// Renders results as a table for people and JSON for scripts.
 public enum Report {
-    public static func table(_ results: [(Scenario, LoadSummary)], connections: Int) -> String {
+    public static func table(_ rows: [LoadRunner.Row]) -> String {
         var lines = [
-            "scenario    | conns |      ok/s | requests |  p50 ms |  p90 ms |  p99 ms |  max ms | non-2xx | errors",
-            "------------|-------|-----------|----------|---------|---------|---------|---------|---------|-------",
+            "scenario           | conns |   rate |      ok/s | requests |  p50 ms |  p90 ms |  p99 ms |  max ms | non-2xx | errors",
+            "-------------------|-------|--------|-----------|----------|---------|---------|---------|---------|---------|-------",
         ]
-        for (scenario, s) in results {
-            let failures = s.requests - s.successes
+        for row in rows {
+            let s = row.summary
             lines.append(
-                [pad(scenario.rawValue, 11, left: true), pad("\(connections)", 5), pad(String(format: "%.0f", s.throughput), 9),
-                 pad("\(s.requests)", 8), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max), pad("\(failures)", 7), pad("\(s.transportErrors)", 6)]
+                [pad(row.label, 18, left: true), pad("\(row.connections)", 5), pad(row.rate.map { String(format: "%.0f", $0) } ?? "closed", 6),
+                 pad(String(format: "%.0f", s.throughput), 9), pad("\(s.requests)", 8), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max),
+                 pad("\(s.requests - s.successes)", 7), pad("\(s.transportErrors)", 6)]
                     .joined(separator: " | "))
         }
         return lines.joined(separator: "\n")
     }
 
-    public static func json(_ results: [(Scenario, LoadSummary)]) throws -> String {
-        struct Row: Encodable {
-            var scenario: Scenario
-            var summary: LoadSummary
-            var throughput: Double
-        }
+    struct JSONRow: Codable {
+        var scenario: String
+        var connections: Int
+        var rate: Double?
+        var summary: LoadSummary
+        var throughput: Double
+    }
+
+    public static func json(_ rows: [LoadRunner.Row]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try encoder.encode(results.map { Row(scenario: $0.0, summary: $0.1, throughput: $0.1.throughput) }), as: UTF8.self)
+        let encoded = rows.map {
+            JSONRow(scenario: $0.label, connections: $0.connections, rate: $0.rate, summary: $0.summary, throughput: $0.summary.throughput)
+        }
+        return String(decoding: try encoder.encode(encoded), as: UTF8.self)
     }
 
     static func ms(_ micros: UInt64) -> String { pad(String(format: "%.2f", Double(micros) / 1000), 7) }

@@ -1,8 +1,11 @@
 import Foundation
 
-/// What a virtual user does in a loop.
+/// What a virtual user does in a loop. `mixed` floods logins open-loop (at `--login-rate`) while
+/// closed-loop refreshes run, and reports both.
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup
+    case clientCredentials = "client-credentials"
+    case mixed
 }
 
 /// A refresh-token chain: each virtual user follows its own, so rotation is real and never collides.

@@ -29,10 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String?
     @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
     var logFormat: String?
-    @Option(name: .customLong("argon2-memory"), help: "Argon2id memory in KiB for new hashes (GATEHOUSE_ARGON2_MEMORY; default 19456)")
-    var argon2Memory: UInt32?
-    @Option(name: .customLong("argon2-iterations"), help: "Argon2id passes (GATEHOUSE_ARGON2_ITERATIONS; default 2)")
-    var argon2Iterations: UInt32?
+    @OptionGroup var argon2: Argon2Options
     @Option(name: .customLong("hashing-queue"), help: "Password hashes allowed to wait before logins get 503 (GATEHOUSE_HASHING_QUEUE; default 64)")
     var hashingQueue: Int?
     @Option(name: .customLong("refresh-grace"), help: "Seconds a rotated refresh token still yields the same successor (GATEHOUSE_REFRESH_GRACE; default 10)")
@@ -77,8 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.templatesDir = Env.value(templatesDir, "GATEHOUSE_TEMPLATES_DIR")
         c.logLevel = Env.value(logLevel, "GATEHOUSE_LOG_LEVEL") ?? c.logLevel
         c.logFormat = Env.value(logFormat, "GATEHOUSE_LOG_FORMAT") ?? c.logFormat
-        if let m = try int(argon2Memory.map(String.init), "GATEHOUSE_ARGON2_MEMORY") { c.argon2.memoryKiB = UInt32(m) }
-        if let t = try int(argon2Iterations.map(String.init), "GATEHOUSE_ARGON2_ITERATIONS") { c.argon2.iterations = UInt32(t) }
+        c.argon2 = try argon2.resolve(c.argon2)
         if let q = try int(hashingQueue.map(String.init), "GATEHOUSE_HASHING_QUEUE") { c.hashingQueue = q }
         if let g = Env.value(refreshGrace.map { String($0) }, "GATEHOUSE_REFRESH_GRACE") {
             guard let v = Double(g), v >= 0 else { throw ValidationError("GATEHOUSE_REFRESH_GRACE must be seconds") }
@@ -99,9 +95,6 @@ struct ServeCommand: AsyncParsableCommand {
             c.failureWindow = v
         }
         c.trustForwardedFor = trustForwardedFor || ProcessInfo.processInfo.environment["GATEHOUSE_TRUST_FORWARDED_FOR"] == "1"
-        guard c.argon2.memoryKiB >= 8 * c.argon2.parallelism, c.argon2.iterations >= 1 else {
-            throw ValidationError("Argon2 parameters are out of range")
-        }
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
         return c

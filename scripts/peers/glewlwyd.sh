@@ -40,20 +40,21 @@ install_glewlwyd() {
         echo 'glewlwyd glewlwyd/config_type select No configuration' | debconf-set-selections
         apt-get update -qq >&2
         apt-get install -y -qq --no-install-recommends glewlwyd dbconfig-no-thanks sqlite3 openssl curl python3 >&2
+        # We never use the system service (Debian enables it); if the postinst started it, stop it
+        # and keep it from starting at boot, so it holds no port and no database.
+        if [ -d /run/systemd/system ]; then
+            systemctl disable --now glewlwyd.service >/dev/null 2>&1 || true
+        else
+            if pid_alive /var/run/glewlwyd.pid; then kill "$(cat /var/run/glewlwyd.pid)" 2>/dev/null || true; fi
+            update-rc.d glewlwyd disable >/dev/null 2>&1 || true
+        fi
+    fi
+    if [ -d /run/systemd/system ] && systemctl is-active --quiet glewlwyd.service 2>/dev/null; then
+        systemctl disable --now glewlwyd.service >/dev/null 2>&1 || true
     fi
     for tool in sqlite3 openssl curl python3; do
         command -v "$tool" >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >&2; }
     done
-    # We never use the system service; if the package's postinst managed to start or enable it,
-    # turn it off so it holds no port and no database.
-    if [ -d /run/systemd/system ]; then
-        systemctl disable --now glewlwyd.service >/dev/null 2>&1 || true
-    else
-        if [ -f /var/run/glewlwyd.pid ] && pid_alive /var/run/glewlwyd.pid; then
-            kill "$(cat /var/run/glewlwyd.pid)" 2>/dev/null || true
-        fi
-        update-rc.d glewlwyd disable >/dev/null 2>&1 || true
-    fi
 }
 
 start() {
@@ -109,9 +110,12 @@ hash_algorithm="SHA512"
 database = { type = "sqlite3"; path = "$db"; };
 EOF
 
-    # setsid: the server must outlive this script and not share its terminal or process group.
-    setsid glewlwyd --config-file="$dir/glewlwyd.conf" >"$dir/glewlwyd.out" 2>&1 </dev/null &
-    echo $! > "$dir/glewlwyd.pid"
+    # setsid: the server outlives this script in a session of its own; the inner shell writes its
+    # own pid, which exec hands on to glewlwyd, so the pid file is right whether or not setsid forked.
+    rm -f "$dir/glewlwyd.pid"
+    (exec setsid bash -c 'echo $$ > "$0"; exec "$@"' "$dir/glewlwyd.pid" \
+        glewlwyd --config-file="$dir/glewlwyd.conf" >"$dir/glewlwyd.out" 2>&1 </dev/null &)
+    for _ in $(seq 1 100); do [ -s "$dir/glewlwyd.pid" ] && break; sleep 0.02; done
     local ready=0
     for _ in $(seq 1 300); do
         if curl -sf -o /dev/null "$base/api/oidc/jwks"; then ready=1; break; fi
@@ -148,10 +152,10 @@ print(json.dumps({
     "introspector_secret": secret,
     "client_credentials": "POST token_path, HTTP Basic introspector:secret (or client_id/client_secret in the form), "
                           "form grant_type=client_credentials&scope=introspect",
-    "introspect": "POST introspect_path, Authorization: Bearer <introspector client_credentials token with scope introspect>, "
-                  "form token=T; Basic introspector:secret also authenticates but only sees introspector's own tokens "
-                  "(others answer active=false)",
-    "introspect_auth": "bearer-client-credentials-token",
+    "introspect": "POST introspect_path, HTTP Basic introspector:secret, form token=T[&token_type_hint=access_token]; "
+                  "answers {active:true, username, sub, aud, scope, exp, iat, nbf, jti, token_type} or {active:false}; "
+                  "Authorization: Bearer <introspector client_credentials token, scope introspect> works too",
+    "introspect_auth": "client_secret_basic",
     "scope": "bench",
     "scope_with_id_token": "openid bench",
     "users": int(users),

@@ -127,9 +127,11 @@ def plugin_parameters(args):
         "jwks-show": True,
         "subject-type": "public",
         "allowed-scope": ["openid", "bench"],
-        # RFC 7662: with an auth scope set, /introspect takes "Authorization: Bearer <token with
-        # scope introspect>" and may look at any token. Basic auth with client_id:secret only
-        # ever sees the calling client's own tokens ("allow-target-client").
+        # RFC 7662 /introspect (and /revoke): "allow-target-client" lets a confidential client with
+        # the client_credentials grant authenticate with HTTP Basic; "auth-scope" also accepts
+        # "Authorization: Bearer <access token with scope introspect>". With an auth scope set, the
+        # answer covers any token; without one, a Basic-authenticated client would only ever see
+        # its own tokens (active=false for users' tokens).
         "introspection-revocation-allowed": True,
         "introspection-revocation-auth-scope": ["introspect"],
         "introspection-revocation-allow-target-client": True,

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The server under load and how each scenario is spoken to it: Gatehouse, or a peer measured with the
+/// same generator (Glewlwyd's OIDC plugin, a fastapi-users app). Paths are overridable because a peer's
+/// set-up script decides them.
+public struct Target: Sendable {
+    public enum Kind: String, Sendable, CaseIterable, Codable {
+        case gatehouse, glewlwyd
+        case fastapiUsers = "fastapi-users"
+    }
+
+    public var kind: Kind
+    public var clientID: String
+    /// ID and secret of a confidential client (introspection, client credentials).
+    public var confidential: (id: String, secret: String)?
+    public var tokenPath: String
+    public var introspectPath: String
+    public var jwksPath: String
+    /// The authenticated GET a signed-in user makes.
+    public var mePath: String
+    public var scope: String?
+
+    public init(kind: Kind, clientID: String, confidential: (id: String, secret: String)? = nil) {
+        self.kind = kind
+        self.clientID = clientID
+        self.confidential = confidential
+        switch kind {
+        case .gatehouse:
+            (tokenPath, introspectPath, jwksPath, mePath) = ("/oauth/token", "/oauth/introspect", "/.well-known/jwks.json", "/v1/me")
+        case .glewlwyd:
+            (tokenPath, introspectPath, jwksPath, mePath) = ("/api/oidc/token", "/api/oidc/introspect", "/api/oidc/jwks", "/api/oidc/userinfo")
+        case .fastapiUsers:
+            (tokenPath, introspectPath, jwksPath, mePath) = ("/auth/jwt/login", "", "", "/users/me")
+        }
+    }
+
+    /// Scenarios this target can run (fastapi-users has no refresh tokens, JWKS or introspection).
+    public var supported: Set<Scenario> {
+        switch kind {
+        case .gatehouse: Set(Scenario.allCases)
+        case .glewlwyd: [.login, .refresh, .introspect, .jwks, .me, .clientCredentials, .mixed]
+        case .fastapiUsers: [.login, .me, .signup]
+        }
+    }
+
+    /// A request the load generator sends: method, path, body and headers, independent of the client.
+    public struct Call: Sendable, Equatable {
+        public enum Body: Sendable, Equatable {
+            case none
+            case json([String: String])
+            case form([(String, String)])
+
+            public static func == (a: Body, b: Body) -> Bool {
+                switch (a, b) {
+                case (.none, .none): true
+                case (.json(let x), .json(let y)): x == y
+                case (.form(let x), .form(let y)): x.elementsEqual(y, by: { $0 == $1 })
+                default: false
+                }
+            }
+        }
+
+        public var path: String
+        public var body: Body
+        public var bearer: String?
+        public var basic: (String, String)?
+
+        public init(path: String, body: Body, bearer: String? = nil, basic: (String, String)? = nil) {
+            self.path = path
+            self.body = body
+            self.bearer = bearer
+            self.basic = basic
+        }
+
+        public static func == (a: Call, b: Call) -> Bool {
+            a.path == b.path && a.body == b.body && a.bearer == b.bearer && a.basic?.0 == b.basic?.0 && a.basic?.1 == b.basic?.1
+        }
+    }
+
+    public func login(_ user: SeedUser) -> Call {
+        switch kind {
+        case .gatehouse:
+            Call(path: "/v1/login", body: .json(["client_id": clientID, "email": user.email, "password": user.password]))
+        case .glewlwyd:
+            Call(
+                path: tokenPath,
+                body: .form(
+                    [("grant_type", "password"), ("client_id", clientID), ("username", user.email), ("password", user.password)]
+                        + (scope.map { [("scope", $0)] } ?? [])))
+        case .fastapiUsers:
+            Call(path: tokenPath, body: .form([("username", user.email), ("password", user.password)]))
+        }
+    }
+
+    public func refresh(_ token: String) -> Call {
+        Call(path: tokenPath, body: .form([("grant_type", "refresh_token"), ("client_id", clientID), ("refresh_token", token)]))
+    }
+
+    public func introspect(_ token: String) -> Call {
+        Call(path: introspectPath, body: .form([("token", token)]), basic: confidential)
+    }
+
+    public func clientCredentials() -> Call {
+        Call(path: tokenPath, body: .form([("grant_type", "client_credentials")] + (scope.map { [("scope", $0)] } ?? [])), basic: confidential)
+    }
+
+    public var jwks: Call { Call(path: jwksPath, body: .none) }
+
+    public func me(_ access: String) -> Call { Call(path: mePath, body: .none, bearer: access) }
+
+    public func signup(email: String, password: String) -> Call {
+        switch kind {
+        case .fastapiUsers: Call(path: "/auth/register", body: .json(["email": email, "password": password]))
+        default: Call(path: "/v1/signup", body: .json(["client_id": clientID, "email": email, "password": password]))
+        }
+    }
+
+    /// Statuses that mean "this account already exists" when seeding.
+    public var alreadyExists: Set<Int> { kind == .fastapiUsers ? [400] : [409] }
+}

@@ -1,0 +1,173 @@
+import Argon2
+import Foundation
+import GatehouseAPI
+
+/// Bulk import of accounts (JSON Lines), for operators moving users in from another system and for
+/// seeding benchmarks. Each line is one user:
+/// `{"email": "...", "email_verified": true, "phone": "+47...", "password": "..." | "password_hash": "$argon2id$..." | "$2b$...", "profile": {...}}`.
+/// Existing identifiers are skipped, never overwritten; a bad line is reported and skipped, never
+/// imported half-way. Argon2id and bcrypt hashes are taken as they are (bcrypt is upgraded to Argon2id
+/// at the user's next sign-in); plaintext passwords are hashed here, on the hashing pool.
+public struct UserImport: Sendable {
+    let persistence: any Persistence
+    let hasher: PasswordHasher
+    let clock: any WallClock
+
+    public init(persistence: any Persistence, hasher: PasswordHasher, clock: any WallClock) {
+        self.persistence = persistence
+        self.hasher = hasher
+        self.clock = clock
+    }
+
+    struct Line: Decodable {
+        var email: String?
+        var emailVerified: Bool?
+        var phone: String?
+        var phoneVerified: Bool?
+        var password: String?
+        var passwordHash: String?
+        var profile: Profile?
+
+        enum CodingKeys: String, CodingKey {
+            case email, phone, password, profile
+            case emailVerified = "email_verified"
+            case phoneVerified = "phone_verified"
+            case passwordHash = "password_hash"
+        }
+    }
+
+    /// What a batch did. `rejected` holds line numbers with the reason.
+    public struct Result: Sendable, Equatable {
+        public var imported = 0
+        public var existing = 0
+        public var rejected: [Rejection] = []
+
+        public init() {}
+
+        public mutating func add(_ other: Result) {
+            imported += other.imported
+            existing += other.existing
+            rejected += other.rejected
+        }
+    }
+
+    public struct Rejection: Sendable, Equatable, CustomStringConvertible {
+        public var line: Int
+        public var reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// Imports one batch of numbered lines in one transaction.
+    public func importBatch(_ lines: [(number: Int, text: Substring)]) async throws -> Result {
+        var result = Result()
+        var ready: [(UserRecord, String?)] = []
+        // Plaintext passwords hash in parallel on the pool; everything else is checked here.
+        try await withThrowingTaskGroup(of: (Int, UserRecord, String?)?.self) { group in
+            for (position, (number, text)) in lines.enumerated() {
+                let prepared: (UserRecord, HashSource)
+                do {
+                    prepared = try prepare(text)
+                } catch let rejection as RejectedLine {
+                    result.rejected.append(Rejection(line: number, reason: rejection.reason))
+                    continue
+                }
+                let (user, source) = prepared
+                switch source {
+                case .none: group.addTask { (position, user, nil) }
+                case .stored(let hash): group.addTask { (position, user, hash) }
+                case .plaintext(let password):
+                    group.addTask { [hasher] in (position, user, try await hasher.hash(password)) }
+                }
+            }
+            var byPosition: [(Int, UserRecord, String?)] = []
+            for try await item in group { if let item { byPosition.append(item) } }
+            ready = byPosition.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) }
+        }
+        let now = clock.now()
+        let rows = ready
+        let (imported, existing) = try await persistence.transaction { stores -> (Int, Int) in
+            var imported = 0
+            var existing = 0
+            for (user, hash) in rows {
+                do {
+                    try await stores.users.insert(user)
+                } catch StoreError.conflict {
+                    existing += 1
+                    continue
+                }
+                if let hash {
+                    try await stores.credentials.upsert(CredentialRecord(userID: user.id, kind: .password, secret: hash, createdAt: now))
+                }
+                imported += 1
+            }
+            return (imported, existing)
+        }
+        result.imported = imported
+        result.existing = existing
+        return result
+    }
+
+    enum HashSource {
+        case none
+        case stored(String)
+        case plaintext(String)
+    }
+
+    struct RejectedLine: Error {
+        var reason: String
+    }
+
+    func prepare(_ text: Substring) throws -> (UserRecord, HashSource) {
+        let line: Line
+        do {
+            line = try JSONDecoder().decode(Line.self, from: Data(text.utf8))
+        } catch {
+            throw RejectedLine(reason: "not a JSON object of the import format")
+        }
+        var email: String?
+        if let raw = line.email {
+            let normalized = EmailAddress.normalize(raw)
+            guard EmailAddress.isValid(normalized) else { throw RejectedLine(reason: "email is not a valid address") }
+            email = normalized
+        }
+        var phone: String?
+        if let raw = line.phone {
+            let normalized = PhoneNumber.normalize(raw)
+            guard PhoneNumber.isValid(normalized) else { throw RejectedLine(reason: "phone is not in E.164 form") }
+            phone = normalized
+        }
+        guard email != nil || phone != nil else { throw RejectedLine(reason: "needs an email or a phone") }
+        let source: HashSource
+        switch (line.password, line.passwordHash) {
+        case (.some, .some):
+            throw RejectedLine(reason: "give password or password_hash, not both")
+        case (.some(let password), nil):
+            guard !password.isEmpty, password.utf8.count <= PasswordPolicy().maxBytes else {
+                throw RejectedLine(reason: "password is empty or too long")
+            }
+            source = .plaintext(password)
+        case (nil, .some(let hash)):
+            guard Self.isAcceptedHash(hash) else {
+                throw RejectedLine(reason: "password_hash must be an Argon2id PHC string or a bcrypt hash")
+            }
+            source = .stored(hash)
+        case (nil, nil):
+            source = .none
+        }
+        let now = clock.now()
+        let user = UserRecord(
+            email: email, emailVerified: line.emailVerified ?? false, phone: phone, phoneVerified: line.phoneVerified ?? false,
+            profile: line.profile ?? Profile(), createdAt: now)
+        return (user, source)
+    }
+
+    /// Argon2id must parse (and stay within the limits verification enforces); bcrypt must look like one.
+    static func isAcceptedHash(_ hash: String) -> Bool {
+        if hash.hasPrefix("$argon2id$") {
+            guard let phc = try? Argon2PHC(hash) else { return false }
+            return phc.parameters.iterations <= PasswordHasher.maxIterations && phc.parameters.memoryKiB <= PasswordHasher.maxMemoryKiB
+        }
+        let bcrypt = hash.utf8.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: hash.hasPrefix)
+        return bcrypt
+    }
+}

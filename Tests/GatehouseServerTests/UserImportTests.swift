@@ -1,0 +1,48 @@
+import Argon2
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Testing
+
+@Suite("User import")
+struct UserImportTests {
+    @Test("JSON Lines import: plaintext and Argon2id hashes sign in, existing accounts are kept, bad lines are named", arguments: TestDatabase.available)
+    func importLines(database: TestDatabase) async throws {
+        let server = try await TestServer.startOpen(database)
+        let prehashed = try Argon2.hashPHC(password: "imported with a hash", parameters: TestServer.testArgon2)
+        try await server.withRouter { client in
+            _ = try await signUp(client, email: "taken@example.com", password: "the original password")
+            let importer = UserImport(persistence: server.persistence, hasher: server.services.hasher, clock: server.clock)
+            let lines: [Substring] = [
+                #"{"email": "Plain@Example.com", "password": "imported in plaintext", "email_verified": true, "profile": {"given_name": "Ada"}}"#,
+                #"{"email": "hashed@example.com", "password_hash": "\#(prehashed)"}"#,
+                #"{"email": "taken@example.com", "password": "would overwrite"}"#,
+                #"{"phone": "+4712345678"}"#,
+                #"{"email": "not an address", "password": "whatever it is"}"#,
+                #"{"password": "no identifier at all"}"#,
+                #"{"email": "both@example.com", "password": "x long enough", "password_hash": "\#(prehashed)"}"#,
+                #"{"email": "badhash@example.com", "password_hash": "$argon2id$v=19$m=1,t=1,p=1$AAAA$AAAA"}"#,
+                #"{"email": "md5@example.com", "password_hash": "5f4dcc3b5aa765d61d8327deb882cf99"}"#,
+                #"not json"#,
+            ]
+            let result = try await importer.importBatch(lines.enumerated().map { ($0.offset + 1, $0.element) })
+            #expect(result.imported == 3)
+            #expect(result.existing == 1)
+            #expect(result.rejected.map(\.line) == [5, 6, 7, 8, 9, 10])
+
+            let plain = try await logIn(client, email: "plain@example.com", password: "imported in plaintext")
+            let me = try await client.json(.get, "/v1/me", bearer: plain.accessToken)
+            #expect(me.object["email_verified"] as? Bool == true)
+            #expect((me.object["profile"] as? [String: Any])?["given_name"] as? String == "Ada")
+            _ = try await logIn(client, email: "hashed@example.com", password: "imported with a hash")
+            // The existing account kept its own password.
+            _ = try await logIn(client, email: "taken@example.com", password: "the original password")
+            let overwritten = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": "taken@example.com", "password": "would overwrite"])
+            #expect(overwritten.status == .unauthorized)
+            let phoneOnly = try await server.persistence.read { try await $0.users.find(phone: "+4712345678") }
+            #expect(phoneOnly != nil && phoneOnly?.hasPassword == false)
+            #expect(try await server.persistence.read { try await $0.users.find(email: "badhash@example.com") } == nil)
+        }
+    }
+}
