@@ -82,10 +82,11 @@ public struct Target: Sendable {
         case .gatehouse:
             Call(path: "/v1/login", body: .json(["client_id": clientID, "email": user.email, "password": user.password]))
         case .glewlwyd:
+            // Glewlwyd's password grant takes no client or a confidential one: a public client_id is refused.
             Call(
                 path: tokenPath,
                 body: .form(
-                    [("grant_type", "password"), ("client_id", clientID), ("username", user.email), ("password", user.password)]
+                    [("grant_type", "password"), ("username", user.email), ("password", user.password)]
                         + (scope.map { [("scope", $0)] } ?? [])))
         case .fastapiUsers:
             Call(path: tokenPath, body: .form([("username", user.email), ("password", user.password)]))
@@ -93,7 +94,8 @@ public struct Target: Sendable {
     }
 
     public func refresh(_ token: String) -> Call {
-        Call(path: tokenPath, body: .form([("grant_type", "refresh_token"), ("client_id", clientID), ("refresh_token", token)]))
+        let client = kind == .glewlwyd ? [] : [("client_id", clientID)]
+        return Call(path: tokenPath, body: .form([("grant_type", "refresh_token")] + client + [("refresh_token", token)]))
     }
 
     public func introspect(_ token: String) -> Call {

@@ -1,10 +1,27 @@
+import Argon2
 import ArgumentParser
 import Foundation
 import GatehouseCore
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Manage user accounts.", subcommands: [Import.self])
+        commandName: "users", abstract: "Manage user accounts.", subcommands: [Import.self, HashPassword.self])
+
+    struct HashPassword: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "hash-password",
+            abstract: "Read a password from standard input and print its Argon2id PHC string (for password_hash in imports).")
+
+        @OptionGroup var argon2: Argon2Options
+
+        func run() throws {
+            // From standard input, never an argument: arguments show up in `ps` and shell history.
+            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+                throw ValidationError("no password on standard input")
+            }
+            print(try Argon2.hashPHC(password: password, parameters: try argon2.resolve()))
+        }
+    }
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
