@@ -113,14 +113,26 @@ struct PersistenceContractTests {
             }
             #expect(try await db.read { try await $0.sessions.find(id: s1.id) } == s1)
             #expect(try await db.read { try await $0.refreshTokens.find(hash: "h1") } == token)
+            #expect(try await db.read { try await $0.refreshTokens.findWithSession(hash: "h1") }?.token.rotatedAt == nil)
+            // Twenty racing rotations, each with its own successor (and one repeating another's hash):
+            // exactly one wins, and the parent's rotation time is the winner's creation.
             let claims = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<20 { group.addTask { try await db.transaction { try await $0.refreshTokens.claimRotation(hash: "h1", at: Self.t0 + 5) } } }
+                for i in 0..<20 {
+                    let successor = RefreshTokenRecord(
+                        tokenHash: i == 19 ? "c0" : "c\(i)", sessionID: s1.id, parentHash: "h1", createdAt: Self.t0 + 5,
+                        expiresAt: Self.t0 + 60)
+                    group.addTask { try await db.transaction { try await $0.refreshTokens.insertSuccessor(successor) } }
+                }
                 var won = 0
                 for try await claimed in group where claimed { won += 1 }
                 return won
             }
             #expect(claims == 1)
             #expect(try await db.read { try await $0.refreshTokens.find(hash: "h1") }?.rotatedAt == Self.t0 + 5)
+            let joined = try #require(try await db.read { try await $0.refreshTokens.findWithSession(hash: "h1") })
+            #expect(joined.token.rotatedAt == Self.t0 + 5 && joined.session == s1 && joined.userActive)
+            // The session was last used when its newest token was made.
+            #expect(try await db.read { try await $0.sessions.listLive(userID: ada.id, now: Self.t0 + 2) }.first { $0.id == s1.id }?.lastUsedAt == Self.t0 + 5)
             #expect(try await db.read { try await $0.sessions.listLive(userID: ada.id, now: Self.t0 + 2) }.map(\.id) == [s2.id, s1.id])
             #expect(try await db.transaction { try await $0.sessions.revoke(id: s1.id, at: Self.t0 + 10, reason: .logout) })
             #expect(try await !db.transaction { try await $0.sessions.revoke(id: s1.id, at: Self.t0 + 11, reason: .logout) })

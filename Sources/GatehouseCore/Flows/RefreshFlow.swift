@@ -38,17 +38,15 @@ public struct RefreshFlow: Sendable {
         let successorExpiry = issuer.refreshExpiry(session: session, client: client, now: now)
 
         let outcome: Outcome = try await services.persistence.transaction { stores in
-            if try await stores.refreshTokens.claimRotation(hash: hash, at: now) {
-                let successor = secret.refreshSuccessor(of: token)
-                try await stores.refreshTokens.insert(
-                    RefreshTokenRecord(
-                        tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash,
-                        createdAt: now, expiresAt: successorExpiry))
-                try await stores.sessions.touch(id: session.id, at: now)
+            let successor = secret.refreshSuccessor(of: token)
+            let record = RefreshTokenRecord(
+                tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash, createdAt: now,
+                expiresAt: successorExpiry)
+            if try await stores.refreshTokens.insertSuccessor(record) {
                 return .rotated(session, successor: successor)
             }
-            // Someone rotated it before us. Re-read: under PostgreSQL's READ COMMITTED the claim waited for
-            // that transaction, so its rotation time is visible now.
+            // Someone rotated it before us. Re-read: under PostgreSQL's READ COMMITTED the insert waited for
+            // that transaction, so its successor (the rotation time) is visible now.
             let rotatedAt = try await stores.refreshTokens.find(hash: hash)?.rotatedAt ?? now
             if now.timeIntervalSince(rotatedAt) <= grace {
                 return .rotated(session, successor: secret.refreshSuccessor(of: token))

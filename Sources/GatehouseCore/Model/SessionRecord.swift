@@ -59,7 +59,7 @@ public struct RefreshTokenRecord: Sendable, Hashable {
     public var parentHash: String?
     public var createdAt: Date
     public var expiresAt: Date
-    /// Set when the token was exchanged for its successor.
+    /// When the token was exchanged for its successor: that successor's creation, filled in by stores.
     public var rotatedAt: Date?
 
     public init(

@@ -37,7 +37,6 @@ public protocol SessionStore: Sendable {
     func find(id: UUID) async throws -> SessionRecord?
     /// Live sessions of a user, newest first.
     func listLive(userID: UUID, now: Date) async throws -> [SessionRecord]
-    func touch(id: UUID, at: Date) async throws
     /// Revokes one live session; returns whether it was live.
     func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool
     /// Revokes every live session of a client (the client is being deleted); returns how many.
@@ -53,8 +52,10 @@ public protocol RefreshTokenStore: Sendable {
     /// The token, its session and whether the session's user is active, in one read: the refresh grant's
     /// hot path.
     func findWithSession(hash: String) async throws -> (token: RefreshTokenRecord, session: SessionRecord, userActive: Bool)?
-    /// Atomically marks the token rotated if it was not yet; returns whether this call did it.
-    func claimRotation(hash: String, at: Date) async throws -> Bool
+    /// Inserts `successor` unless its parent (`successor.parentHash`) already has one; returns whether
+    /// this call did. This is the atomic claim of a rotation: the parent's `rotatedAt` is its
+    /// successor's `createdAt`.
+    func insertSuccessor(_ successor: RefreshTokenRecord) async throws -> Bool
 }
 
 /// Signing keys.

@@ -141,5 +141,14 @@ enum Migrations {
             )
             """
         ]),
+        // A rotation is now recorded by its successor alone: the successor's hash is derived from the
+        // parent, and at most one row may name a parent, so inserting it is the atomic claim and its
+        // creation time is the rotation time. One write per refresh instead of three.
+        Migration(version: 3, name: "rotation by successor", statements: [
+            "CREATE UNIQUE INDEX refresh_tokens_parent ON refresh_tokens (parent_hash)",
+            "DROP INDEX refresh_tokens_session",
+            "CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id, created_at)",
+            "ALTER TABLE refresh_tokens DROP COLUMN rotated_at",
+        ]),
     ]
 }

@@ -29,19 +29,20 @@ struct SQLSessionStore: SessionStore {
     }
 
     func listLive(userID: UUID, now: Date) async throws -> [SessionRecord] {
-        try await db.raw(
+        // A session is used when its refresh token rotates; the newest token's creation is that time
+        // (refreshes write no session row, to keep them at one write).
+        let columns = Self.columns.replacingOccurrences(
+            of: "last_used_at",
+            with: """
+                COALESCE((SELECT MAX(r.created_at) FROM refresh_tokens r WHERE r.session_id = sessions.id), last_used_at) AS last_used_at
+                """)
+        return try await db.raw(
             """
-            SELECT \(unsafeRaw: Self.columns) FROM sessions
+            SELECT \(unsafeRaw: columns) FROM sessions
             WHERE user_id = \(bind: Columns.id(userID)) AND revoked_at IS NULL AND expires_at > \(bind: Columns.millis(now))
             ORDER BY created_at DESC LIMIT 500
             """
         ).all().map(Self.decode)
-    }
-
-    func touch(id: UUID, at: Date) async throws {
-        try await db.raw(
-            "UPDATE sessions SET last_used_at = \(bind: Columns.millis(at)) WHERE id = \(bind: Columns.id(id))"
-        ).run()
     }
 
     func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool {
@@ -90,9 +91,9 @@ struct SQLRefreshTokenStore: RefreshTokenStore {
     func insert(_ t: RefreshTokenRecord) async throws {
         try await db.raw(
             """
-            INSERT INTO refresh_tokens (token_hash, session_id, parent_hash, created_at, expires_at, rotated_at)
+            INSERT INTO refresh_tokens (token_hash, session_id, parent_hash, created_at, expires_at)
             VALUES (\(bind: t.tokenHash), \(bind: Columns.id(t.sessionID)), \(bind: t.parentHash),
-                    \(bind: Columns.millis(t.createdAt)), \(bind: Columns.millis(t.expiresAt)), \(bind: Columns.millis(t.rotatedAt)))
+                    \(bind: Columns.millis(t.createdAt)), \(bind: Columns.millis(t.expiresAt)))
             """
         ).run()
     }
@@ -101,8 +102,8 @@ struct SQLRefreshTokenStore: RefreshTokenStore {
         guard
             let row = try await db.raw(
                 """
-                SELECT token_hash, session_id, parent_hash, created_at, expires_at, rotated_at
-                FROM refresh_tokens WHERE token_hash = \(bind: hash)
+                SELECT t.token_hash, t.session_id, t.parent_hash, t.created_at, t.expires_at, \(unsafeRaw: Self.rotatedAt)
+                FROM refresh_tokens t WHERE t.token_hash = \(bind: hash)
                 """
             ).first()
         else { return nil }
@@ -121,7 +122,7 @@ struct SQLRefreshTokenStore: RefreshTokenStore {
             let row = try await db.raw(
                 """
                 SELECT \(unsafeRaw: sessionColumns), t.token_hash, t.parent_hash, t.created_at AS token_created_at,
-                       t.expires_at AS token_expires_at, t.rotated_at, u.state AS user_state
+                       t.expires_at AS token_expires_at, \(unsafeRaw: Self.rotatedAt), u.state AS user_state
                 FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id
                 WHERE t.token_hash = \(bind: hash)
                 """
@@ -135,12 +136,20 @@ struct SQLRefreshTokenStore: RefreshTokenStore {
         return (token, session, try row.string("user_state") == UserState.active.rawValue)
     }
 
-    func claimRotation(hash: String, at: Date) async throws -> Bool {
+    func insertSuccessor(_ t: RefreshTokenRecord) async throws -> Bool {
+        // The unique index on parent_hash (and the derived token_hash) makes a second successor a
+        // conflict: DO NOTHING rather than an error, which would abort a PostgreSQL transaction.
         try await !db.raw(
             """
-            UPDATE refresh_tokens SET rotated_at = \(bind: Columns.millis(at))
-            WHERE token_hash = \(bind: hash) AND rotated_at IS NULL RETURNING token_hash
+            INSERT INTO refresh_tokens (token_hash, session_id, parent_hash, created_at, expires_at)
+            VALUES (\(bind: t.tokenHash), \(bind: Columns.id(t.sessionID)), \(bind: t.parentHash),
+                    \(bind: Columns.millis(t.createdAt)), \(bind: Columns.millis(t.expiresAt)))
+            ON CONFLICT DO NOTHING RETURNING token_hash
             """
         ).all().isEmpty
     }
+
+    /// A token was rotated when its successor was created.
+    private static let rotatedAt =
+        "(SELECT c.created_at FROM refresh_tokens c WHERE c.parent_hash = t.token_hash) AS rotated_at"
 }
