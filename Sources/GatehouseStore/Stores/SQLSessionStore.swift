@@ -76,8 +76,8 @@ struct SQLSessionStore: SessionStore {
     static func decode(_ row: any SQLRow) throws -> SessionRecord {
         SessionRecord(
             id: try row.uuid("id"), userID: try row.uuid("user_id"), clientID: try row.string("client_id"),
-            amr: try Columns.decodeJSON([String].self, try row.string("amr")),
-            scopes: try Columns.decodeJSON([String].self, try row.string("scopes")),
+            amr: try Columns.decodeStrings(try row.string("amr")),
+            scopes: try Columns.decodeStrings(try row.string("scopes")),
             userAgent: try row.optionalString("user_agent"), ipAddress: try row.optionalString("ip_address"),
             createdAt: try row.date("created_at"), lastUsedAt: try row.date("last_used_at"),
             expiresAt: try row.date("expires_at"), revokedAt: try row.optionalDate("revoked_at"),

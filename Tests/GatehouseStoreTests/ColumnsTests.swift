@@ -1,0 +1,24 @@
+import Foundation
+@testable import GatehouseStore
+import Testing
+
+@Suite("Column codecs")
+struct ColumnsTests {
+    @Test("String arrays: the fast split agrees with JSONDecoder on every shape, odd ones included")
+    func stringArrays() throws {
+        let arrays: [[String]] = [
+            [], [""], ["openid"], ["openid", "email", "profile"], ["a,b"], ["a\",\"b"], ["quote\"inside"],
+            ["back\\slash"], ["spa ce"], ["ü", "日本"], ["", "x", ""], ["[", "]"], [","],
+        ]
+        for array in arrays {
+            let text = String(decoding: try JSONEncoder().encode(array), as: UTF8.self)
+            #expect(try Columns.decodeStrings(text) == array, "\(text)")
+        }
+        for text in [#"[ "a" , "b" ]"#, #"["\u0041"]"#] {
+            #expect(try Columns.decodeStrings(text) == JSONDecoder().decode([String].self, from: Data(text.utf8)))
+        }
+        // Whatever JSONDecoder makes of a trailing comma, the fast path defers to it.
+        #expect(try Columns.decodeStrings(#"["a",]"#) == (try? JSONDecoder().decode([String].self, from: Data(#"["a",]"#.utf8))) ?? ["<threw>"])
+        #expect(throws: (any Error).self) { try Columns.decodeStrings("[a]") }
+    }
+}
