@@ -23,10 +23,7 @@ public struct AccessTokens: Sendable {
         let claims = AccessTokenClaims(
             iss: issuer, sub: subject, aud: audience, exp: now + ttl, iat: now, jti: UUID().uuidString.lowercased(),
             clientID: clientID, scope: scope, sid: sessionID, amr: amr)
-        let (kid, signer) = try keys.signer()
-        var header = JWTHeader()
-        header.typ = "at+jwt"
-        return try await signer.sign(claims, kid: JWKIdentifier(string: kid), header: header)
+        return try sign(claims, typ: "at+jwt")
     }
 
     public func issueIDToken(
@@ -38,11 +35,32 @@ public struct AccessTokens: Sendable {
             iss: issuer, sub: subject, aud: clientID, exp: now + ttl, iat: now,
             authTime: Int(authTime.timeIntervalSince1970), nonce: nonce, amr: amr, sid: sessionID, email: email,
             emailVerified: emailVerified)
-        let (kid, signer) = try keys.signer()
-        var header = JWTHeader()
-        header.typ = "JWT"
-        return try await signer.sign(claims, kid: JWKIdentifier(string: kid), header: header)
+        return try sign(claims, typ: "JWT")
     }
+
+    /// A compact JWS (RFC 7515 §7.1) signed by the current key. Assembled here because jwt-kit only
+    /// signs through its key collection's actor; the signature itself is jwt-kit's (raw r‖s for ES256).
+    private func sign(_ claims: some Encodable, typ: String) throws -> String {
+        let (kid, algorithm) = try keys.signer()
+        let header = try Self.encoder.encode(SignedHeader(alg: SigningKeys.algorithm, kid: kid, typ: typ))
+        let payload = try Self.encoder.encode(claims)
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        let signature = try algorithm.sign(Array(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    private struct SignedHeader: Encodable {
+        var alg: String
+        var kid: String
+        var typ: String
+    }
+
+    /// Sorted keys: the same claims always make the same bytes.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     /// Signature, algorithm, kid, issuer, audience and lifetime; throws 401 `invalid_token` otherwise.
     /// Whether the session is still live is the caller's second check.

@@ -10,7 +10,9 @@ import Synchronization
 public final class SigningKeys: Sendable {
     struct Snapshot: Sendable {
         let currentKID: String
-        let signer: JWTKeyCollection
+        /// The current key's signing algorithm, taken out of jwt-kit's collection for the same reason as
+        /// the verifiers: signing through the collection's actor queued every token response.
+        let signer: any JWTAlgorithm
         /// One verification algorithm per kid, taken out of jwt-kit's key collection once per reload:
         /// calling it directly keeps verification off the collection's actor, where every request
         /// would queue behind every other. A plain dictionary also never falls back to a default key
@@ -77,7 +79,7 @@ public final class SigningKeys: Sendable {
         return snap.jwks
     }
 
-    func signer() throws -> (kid: String, keys: JWTKeyCollection) {
+    func signer() throws -> (kid: String, algorithm: any JWTAlgorithm) {
         guard let snap = snapshot.withLock({ $0 }) else { throw SigningKeysError.notLoaded }
         return (snap.currentKID, snap.signer)
     }
@@ -100,8 +102,9 @@ public final class SigningKeys: Sendable {
     private func build(_ records: [SigningKeyRecord], now: Date) async throws -> Snapshot {
         guard let current = records.first(where: { $0.retiredAt == nil }) else { throw SigningKeysError.noCurrentKey }
         let privateKey = try P256.Signing.PrivateKey(rawRepresentation: try secret.open(current.sealedPrivateKey))
-        let signer = JWTKeyCollection()
-        await signer.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: current.kid))
+        let signing = JWTKeyCollection()
+        await signing.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: current.kid))
+        let signer = try await signing.getKey(for: JWKIdentifier(string: current.kid), alg: Self.algorithm)
         var verifiers: [String: any JWTAlgorithm] = [:]
         var jwks: [[String: String]] = []
         for record in records {
