@@ -59,3 +59,18 @@ struct SecretsTests {
         #expect(PKCEChallenge(challenge: "short", method: "S256") == nil)
     }
 }
+
+@Suite("base64url")
+struct Base64URLTests {
+    @Test("RFC 4648 §10 vectors in the URL alphabet, unpadded; padding, '+', '/' and junk are refused")
+    func vectors() {
+        let vectors = [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")]
+        for (plain, encoded) in vectors {
+            #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
+            #expect(Base64URL.decode(encoded) == Array(plain.utf8))
+        }
+        #expect(Base64URL.encode([0xfb, 0xff, 0xbf]) == "-_-_")
+        #expect(Base64URL.decode("-_-_") == [0xfb, 0xff, 0xbf])
+        for bad in ["+/+/", "Zg==", "Z", "Zm9v!", "Zm 9v"] { #expect(Base64URL.decode(bad) == nil, "\(bad)") }
+    }
+}

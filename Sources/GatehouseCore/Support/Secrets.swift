@@ -1,3 +1,4 @@
+import ExtrasBase64
 import Crypto
 import Foundation
 
@@ -49,18 +50,20 @@ public enum Secrets {
     private static let hexDigits = Array("0123456789abcdef")
 }
 
-/// base64url without padding (RFC 4648 §5), as JWTs, PKCE and our tokens use it.
+/// base64url without padding (RFC 4648 §5), as JWTs, PKCE and our tokens use it. Through
+/// swift-extras-base64: Foundation's encoder plus character replacement was 9 % of a refresh.
 public enum Base64URL {
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        Base64.encodeToString(bytes: bytes, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 
+    /// Digests and other byte sequences that are not collections.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String { encode(Array(bytes)) }
+
+    /// `nil` for anything that is not unpadded base64url. Padding is refused outright (the decoder
+    /// would take it), so a JWT's signature has exactly one spelling.
     public static func decode(_ string: String) -> [UInt8]? {
-        var s = string.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s.append("=") }
-        return Data(base64Encoded: s).map(Array.init)
+        guard !string.utf8.contains(UInt8(ascii: "=")) else { return nil }
+        return try? Base64.decode(string: string, options: [.base64UrlAlphabet, .omitPaddingCharacter])
     }
 }
