@@ -52,11 +52,11 @@ public struct LoadRunner: Sendable {
         }
         defer { reporter.cancel() }
         if scenario == .mixed {
-            async let refreshes = phase(.refresh, connections: connections, rate: nil, counter: counter)
+            async let refreshes = phase(.refresh, connections: connections, rate: rate, counter: counter)
             async let logins = phase(.login, connections: loginConnections, rate: loginRate, counter: counter)
             let (r, l) = try await (refreshes, logins)
             return [
-                Row(label: "mixed: refresh", connections: connections, rate: nil, summary: r),
+                Row(label: "mixed: refresh", connections: connections, rate: rate, summary: r),
                 Row(label: "mixed: login flood", connections: loginConnections, rate: loginRate, summary: l),
             ]
         }

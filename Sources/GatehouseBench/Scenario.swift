@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a virtual user does in a loop. `mixed` floods logins open-loop (at `--login-rate`) while
-/// closed-loop refreshes run, and reports both.
+/// refreshes run (closed-loop, or open-loop at `--rate`), and reports both.
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup
     case clientCredentials = "client-credentials"
