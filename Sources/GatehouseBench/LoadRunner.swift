@@ -101,7 +101,13 @@ public struct LoadRunner: Sendable {
     private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
         guard [.refresh, .introspect, .me].contains(scenario) else { return nil }
         let user = users[worker % max(1, users.count)]
-        let login = try await client.send(target.login(user))
+        // Set-up is not measured: a sign-in refused for load (5xx, 429; Glewlwyd's SQLite answers 500
+        // when its database is busy) is retried a few times before the run gives up.
+        var login = try await client.send(target.login(user))
+        for attempt in 1...5 where login.status >= 500 || login.status == 429 {
+            try await Task.sleep(for: .milliseconds(100 * attempt))
+            login = try await client.send(target.login(user))
+        }
         guard let access = login.string("access_token") else {
             throw BenchError.setup("sign-in for \(scenario.rawValue) answered \(login.status): \(String(buffer: login.body).prefix(200))")
         }
@@ -117,6 +123,7 @@ public struct LoadRunner: Sendable {
         var stats = LoadStats()
         var session = session
         var sequence = 0
+        var reported = false
         while true {
             sequence += 1
             var ticket = 0
@@ -146,6 +153,13 @@ public struct LoadRunner: Sendable {
                         Self.micros(finished - began)
                     }
                 stats.record(status: answer.status, microseconds: micros)
+                // The first unexpected refusal of each worker, with its body, for diagnosis (503 and 429
+                // are the load shedding a flood is meant to meet).
+                if answer.status >= 400, answer.status != 503, answer.status != 429, !reported {
+                    reported = true
+                    FileHandle.standardError.write(
+                        Data("\nunexpected \(answer.status) in \(scenario.rawValue): \(String(buffer: answer.body).prefix(300))\n".utf8))
+                }
             } catch let error as BenchError {
                 throw error
             } catch {

@@ -68,4 +68,32 @@ struct GroupCommitTests {
             }
         }
     }
+
+    @Test("A read sees every transaction that committed before it began, while other reads run", arguments: TestDatabase.available)
+    func readYourWrites(database: TestDatabase) async throws {
+        try await PersistenceContractTests.withPersistence(database) { db in
+            // Enough rows that a background count takes a while on its connection.
+            try await db.transaction { stores in
+                for i in 0..<3000 { try await stores.users.insert(PersistenceContractTests.user("filler-\(i)@example.com")) }
+            }
+            let missed = try await withThrowingTaskGroup(of: Int.self) { group in
+                // Background reads keep every reader connection busy with statements of their own.
+                for _ in 0..<8 {
+                    group.addTask {
+                        for _ in 0..<40 { _ = try await db.read { try await $0.users.count() } }
+                        return 0
+                    }
+                }
+                for index in 0..<120 {
+                    group.addTask {
+                        let user = PersistenceContractTests.user("fresh-\(index)@example.com")
+                        try await db.transaction { try await $0.users.insert(user) }
+                        return try await db.read { try await $0.users.find(id: user.id) } == nil ? 1 : 0
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(missed == 0)
+        }
+    }
 }

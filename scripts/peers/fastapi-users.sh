@@ -99,8 +99,8 @@ start() {
     (cd "$here" && nice -n 10 "$venv/bin/python" fastapi_users_app.py seed "$users")
     echo "fastapi-users: seeding took $(python3 -c "print(f'{$(date +%s.%N) - $seeded_at:.1f}')") s" >&2
 
-    # One worker per core (uvicorn's supervisor forks them and they share the socket); no access
-    # log, warnings only; uvloop and httptools are picked up by "auto".
+    # One worker per core (processes started by uvicorn's supervisor, sharing its listening
+    # socket); no access log, warnings only; uvloop and httptools are picked up by "auto".
     # setsid: the server outlives this script in a session (and process group) of its own; the
     # inner shell writes its own pid, which exec hands on to uvicorn, so the pid file is right
     # whether or not setsid had to fork.
@@ -128,7 +128,7 @@ start() {
         stop
         exit 1
     fi
-    # A second look: all workers must have finished their start-up (lifespan) before timing starts.
+    # Warm-up: a few requests so that the first timed ones don't pay for lazy set-up.
     for _ in $(seq 1 20); do curl -s -o /dev/null "$base/users/me" || true; done
     echo "fastapi-users: ready at $base (supervisor pid $(cat "$dir/uvicorn.pid"), $workers workers)" >&2
 

@@ -142,6 +142,7 @@ def _hashes(users: int) -> dict[int, str]:
     keyed by the hash parameters, appended to as hashes arrive so an interrupted run keeps its work.
     """
     import multiprocessing
+    import re
     import time
 
     prefix = _hash_prefix()
@@ -152,11 +153,13 @@ def _hashes(users: int) -> dict[int, str]:
         cache_path = os.path.join(cache_dir, f"fastapi-users-{params}.tsv")
     hashes: dict[int, str] = {}
     if cache_path and os.path.exists(cache_path):
+        complete = re.compile(r"(\d+)\t(" + re.escape(prefix) + r"[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)\n")
         with open(cache_path) as cache:
             for line in cache:
-                index, _, value = line.rstrip("\n").partition("\t")
-                if value.startswith(prefix) and int(index) < users:
-                    hashes[int(index)] = value
+                # Only whole lines with these parameters count: a run cut short may leave half a line.
+                match = complete.fullmatch(line)
+                if match and int(match[1]) < users:
+                    hashes[int(match[1])] = match[2]
         print(f"fastapi-users seed: {len(hashes)} of {users} password hashes from the cache {cache_path}", file=sys.stderr)
     missing = [i for i in range(users) if i not in hashes]
     if not missing:
@@ -173,6 +176,7 @@ def _hashes(users: int) -> dict[int, str]:
             hashes[i] = value
             if cache:
                 cache.write(f"{i}\t{value}\n")
+                cache.flush()
             now = time.monotonic()
             if now - last >= 5 or done == len(missing):
                 last = now

@@ -151,7 +151,7 @@ print(json.dumps({
     "introspector_client_id": "introspector",
     "introspector_secret": secret,
     "client_credentials": "POST token_path, HTTP Basic introspector:secret (or client_id/client_secret in the form), "
-                          "form grant_type=client_credentials&scope=introspect",
+                          "form grant_type=client_credentials&scope=bench (or introspect); 200 {access_token, token_type, expires_in, scope}",
     "introspect": "POST introspect_path, HTTP Basic introspector:secret, form token=T[&token_type_hint=access_token]; "
                   "answers {active:true, username, sub, aud, scope, exp, iat, nbf, jti, token_type} or {active:false}; "
                   "Authorization: Bearer <introspector client_credentials token, scope introspect> works too",

@@ -7,9 +7,10 @@ admin session and no per-user HTTP round trip.
 
 What it writes:
   - the OpenID Connect plugin instance "oidc" (endpoints under /api/oidc/), ES256-signed tokens;
-  - scopes "bench" (what the users log in for) and "introspect" (what the introspector's own
-    client_credentials token must carry to call /introspect);
-  - clients "bench" (public) and "introspector" (confidential, plain client_secret);
+  - scopes "bench" (what the users log in for) and "introspect" (lets a client_credentials token
+    of the introspector call /introspect as a Bearer token, besides Basic auth);
+  - clients "bench" (public) and "introspector" (confidential, plain client_secret, the
+    client_credentials grant with scope bench or introspect);
   - USERS users bench-seed-I@example.com / "bench password I seed" with scopes bench + openid.
 
 Password format (the database user backend on SQLite, libusermoddatabase.so of 2.7.5; checked by
@@ -28,6 +29,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import secrets
 import sqlite3
 import string
@@ -61,11 +63,13 @@ def load_hashes(users, iterations, cache_path, jobs):
     """Hashes for users 0..users-1: from the cache where present, derived (and appended) otherwise."""
     hashes = {}
     if cache_path and os.path.exists(cache_path):
+        complete = re.compile(r"(\d+)\t([A-Za-z0-9+/]{64},%d)\n" % iterations)
         with open(cache_path) as cache:
             for line in cache:
-                index, _, value = line.rstrip("\n").partition("\t")
-                if value.endswith(f",{iterations}") and int(index) < users:
-                    hashes[int(index)] = value
+                # Only whole lines of this iteration count: a run cut short may leave half a line.
+                match = complete.fullmatch(line)
+                if match and int(match[1]) < users:
+                    hashes[int(match[1])] = match[2]
         log(f"{len(hashes)} of {users} password hashes from the cache {cache_path}")
     missing = [(i, iterations) for i in range(users) if i not in hashes]
     if not missing:
@@ -82,6 +86,7 @@ def load_hashes(users, iterations, cache_path, jobs):
             if cache:
                 # Appended as they come, so an interrupted run keeps its work.
                 cache.write(f"{i}\t{value}\n")
+                cache.flush()
             now = time.monotonic()
             if now - last >= 5 or done == len(missing):
                 last = now
@@ -190,8 +195,10 @@ def main():
         add_client("bench", False, ["bench", "openid"],
                    [("authorization_type", "password"), ("authorization_type", "refresh_token")])
         # A confidential client must list token_endpoint_auth_method, or every authentication
-        # of it fails; client_secret is compared as stored (no hashing per request).
-        add_client("introspector", True, ["introspect"],
+        # of it fails; client_secret is compared as stored (no hashing per request). Its
+        # client_credentials tokens may carry "bench" (what a load generator asks for by default)
+        # or "introspect".
+        add_client("introspector", True, ["introspect", "bench"],
                    [("client_secret", args.introspector_secret),
                     ("token_endpoint_auth_method", "client_secret_basic"),
                     ("token_endpoint_auth_method", "client_secret_post"),
