@@ -14,10 +14,9 @@ public final class SQLPersistence: Persistence {
     public let dialect: Dialect
     private let backend: Backend
     private let logger: Logger
-    private let nextReader = Atomic<Int>(0)
 
     enum Backend: Sendable {
-        case sqlite(writer: SQLiteConnection, writes: SQLiteWriteQueue, readers: [SQLiteConnection])
+        case sqlite(writer: SQLiteConnection, writes: SQLiteWriteQueue, readers: SQLiteReaderPool)
         case postgres(client: PostgresClient, runner: Task<Void, Never>)
     }
 
@@ -76,7 +75,7 @@ public final class SQLPersistence: Persistence {
             backend: .sqlite(
                 writer: writer,
                 writes: SQLiteWriteQueue(db: writer.sql(queryLogLevel: nil), begin: Dialect.sqlite.begin, logger: logger),
-                readers: readerConnections),
+                readers: SQLiteReaderPool(readerConnections)),
             logger: logger)
     }
 
@@ -107,10 +106,7 @@ public final class SQLPersistence: Persistence {
     func readDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         switch backend {
         case .sqlite(_, _, let readers):
-            // SQLite connections here are opened FULLMUTEX, so concurrent statements on one are safe;
-            // round-robin spreads them over the thread pool.
-            let index = nextReader.wrappingAdd(1, ordering: .relaxed).oldValue
-            return try await body(readers[index % readers.count].sql(queryLogLevel: nil))
+            return try await readers.withConnection { try await body($0.sql(queryLogLevel: nil)) }
         case .postgres(let client, _):
             return try await client.withConnection { connection in
                 try await body(connection.sql(queryLogLevel: nil))
@@ -162,7 +158,7 @@ public final class SQLPersistence: Persistence {
     public func shutdown() async {
         switch backend {
         case .sqlite(let writer, _, let readers):
-            for connection in readers { try? await connection.close() }
+            for connection in readers.all { try? await connection.close() }
             // Fold the WAL back into the main file so a stopped server leaves one file behind.
             _ = try? await writer.query("PRAGMA wal_checkpoint(TRUNCATE)").get()
             try? await writer.close()
