@@ -17,9 +17,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
                 let keys = SigningKeys(persistence: persistence, secret: secret, clock: SystemWallClock())
-                try await keys.load()
-                // Old keys must verify every token they signed: the longest any client may configure.
-                let kid = try await keys.rotate(publishOldFor: TimeInterval(CoreSettings(publicURL: "").maxAccessTokenTTL))
+                let kid = try await KeyAdmin(keys: keys).rotate()
                 print("New signing key \(kid) is current.")
             } catch {
                 await persistence.shutdown()

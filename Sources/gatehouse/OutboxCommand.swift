@@ -26,7 +26,7 @@ struct OutboxCommand: AsyncParsableCommand {
             let persistence = try await store.open(logger: cliLogger())
             let rows: [OutboxMessage]
             do {
-                rows = try await persistence.read { try await $0.outbox.list(status: filter, limit: max(1, min(limit, 10_000))) }
+                rows = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).list(status: filter, limit: limit)
             } catch {
                 await persistence.shutdown()
                 throw error
@@ -58,7 +58,7 @@ struct OutboxCommand: AsyncParsableCommand {
             let persistence = try await store.open(logger: cliLogger())
             let revived: Bool
             do {
-                revived = try await persistence.transaction { try await $0.outbox.retry(id: uuid, at: Date()) }
+                revived = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).retry(id: uuid)
             } catch {
                 await persistence.shutdown()
                 throw error

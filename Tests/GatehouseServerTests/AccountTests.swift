@@ -176,23 +176,31 @@ struct AccountTests {
             let record = try #require(try await server.persistence.read { try await $0.users.find(email: user.email.lowercased()) })
             let legacy = Bcrypt.hash(user.password, cost: 4)
             #expect(legacy.hasPrefix("$2b$"))
+            let password = server.services.password
             try await server.persistence.transaction {
-                try await $0.credentials.upsert(CredentialRecord(userID: record.id, kind: .password, secret: legacy, createdAt: Date()))
+                try await password.setPassword(hash: legacy, for: record, now: Date(), stores: $0)
             }
+            #expect(try await storedHash(server, email: record.email!) == legacy)
             _ = try await logIn(client, email: user.email, password: user.password)
-            let upgraded = try #require(try await server.persistence.read { try await $0.credentials.find(userID: record.id, kind: .password) })
-            #expect(upgraded.secret.hasPrefix("$argon2id$v=19$m=256,t=1,p=1$"))
+            #expect(try await storedHash(server, email: record.email!).hasPrefix("$argon2id$v=19$m=256,t=1,p=1$"))
 
             // An Argon2 hash with other parameters is replaced by one with the configured ones.
             let older = try Argon2.hashPHC(
                 password: user.password, parameters: Argon2Parameters(memoryKiB: 128, iterations: 2, parallelism: 1))
             try await server.persistence.transaction {
-                try await $0.credentials.upsert(CredentialRecord(userID: record.id, kind: .password, secret: older, createdAt: Date()))
+                try await password.setPassword(hash: older, for: record, now: Date(), stores: $0)
             }
             _ = try await logIn(client, email: user.email, password: user.password)
-            let again = try #require(try await server.persistence.read { try await $0.credentials.find(userID: record.id, kind: .password) })
-            #expect(again.secret.hasPrefix("$argon2id$v=19$m=256,t=1,p=1$"))
-            #expect(again.secret != older)
+            let again = try await storedHash(server, email: record.email!)
+            #expect(again.hasPrefix("$argon2id$v=19$m=256,t=1,p=1$"))
+            #expect(again != older)
         }
     }
+}
+
+/// The password hash stored for the credential that answers to `email`.
+private func storedHash(_ server: TestServer, email: String) async throws -> String {
+    let credential = try #require(try await server.persistence.read { try await $0.credentials.find(type: .password, identifier: email) })
+    let config = try #require(try JSONSerialization.jsonObject(with: Data(credential.config.utf8)) as? [String: Any])
+    return try #require(config["hashed_password"] as? String)
 }

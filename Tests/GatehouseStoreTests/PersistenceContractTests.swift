@@ -46,11 +46,17 @@ struct PersistenceContractTests {
             }
             var found = try #require(try await db.read { try await $0.users.find(email: "ada@example.com") })
             #expect(found.id == ada.id && found.profile == ada.profile && found.createdAt == ada.createdAt && !found.hasPassword)
-            try await db.transaction {
-                try await $0.credentials.upsert(CredentialRecord(userID: ada.id, kind: .password, secret: "$argon2id$one", createdAt: Self.t0))
-                try await $0.credentials.upsert(CredentialRecord(userID: ada.id, kind: .password, secret: "$argon2id$two", createdAt: Self.t0))
-            }
-            #expect(try await db.read { try await $0.credentials.find(userID: ada.id, kind: .password) }?.secret == "$argon2id$two")
+            let credential = CredentialRecord(
+                userID: ada.id, type: .password, identifiers: ["ada@example.com"], config: #"{"hashed_password":"$argon2id$one"}"#,
+                createdAt: Self.t0)
+            try await db.transaction { try await $0.credentials.insert(credential) }
+            var stored = try #require(try await db.read { try await $0.credentials.find(type: .password, identifier: "ada@example.com") })
+            #expect(stored == credential)
+            stored.config = #"{"hashed_password":"$argon2id$two"}"#
+            stored.configVersion = 2
+            let replacement = stored
+            try await db.transaction { try await $0.credentials.update(replacement) }
+            #expect(try await db.read { try await $0.credentials.find(id: credential.id) }?.config.contains("two") == true)
             found.emailVerified = true
             found.profile.familyName = "Lovelace"
             let toSave = found

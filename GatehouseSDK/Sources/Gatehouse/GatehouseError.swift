@@ -46,7 +46,7 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var isNetworkError: Bool { code == Self.networkError }
     /// The session cannot be used any more; the user must sign in again.
     public var isSessionEnded: Bool {
-        code == "invalid_grant" || code == .sessionRevoked || code == Self.notSignedIn
+        code == .invalidGrant || code == .sessionRevoked || code == Self.notSignedIn
     }
     /// Worth trying again later without changing anything.
     public var isRetryable: Bool { isNetworkError || isRateLimited || status == 503 || (status ?? 0) >= 500 }

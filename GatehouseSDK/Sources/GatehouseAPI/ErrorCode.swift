@@ -41,12 +41,19 @@ extension ErrorCode {
     public static let sessionRevoked: ErrorCode = "session_revoked"
     public static let currentPasswordRequired: ErrorCode = "current_password_required"
     public static let invalidClient: ErrorCode = "invalid_client"
+    public static let flowExpired: ErrorCode = "flow_expired"
+    public static let csrfFailed: ErrorCode = "csrf_failed"
     // Accounts
     public static let alreadyRegistered: ErrorCode = "already_registered"
     // Codes
     public static let invalidCode: ErrorCode = "invalid_code"
     public static let codeExpired: ErrorCode = "code_expired"
     public static let notEnabled: ErrorCode = "not_enabled"
+    // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
+    public static let invalidGrant: ErrorCode = "invalid_grant"
+    public static let invalidScope: ErrorCode = "invalid_scope"
+    public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
+    public static let unauthorizedClient: ErrorCode = "unauthorized_client"
     // Capacity
     public static let rateLimited: ErrorCode = "rate_limited"
     public static let serverBusy: ErrorCode = "server_busy"

@@ -1,23 +1,62 @@
 import GatehouseAPI
 
-/// An error a flow raises for the caller to see. What the client sees (status, code, message) is kept
-/// apart from the internal `cause`, which only the log gets.
+/// The one error type the core raises. It says *what* went wrong — a stable ``ErrorCode``, a title, a
+/// detail for people, field errors — and never *how* to say it over HTTP: each route group's renderer
+/// picks the status and the shape (problem JSON, OAuth JSON, a redirect, a page) from ``category``.
+/// The internal `cause` is for the log only.
+///
+/// A struct over a private enum, so new errors can be added without breaking callers that switch on
+/// ``Category``.
 public struct GatehouseError: Error, Sendable, CustomStringConvertible {
-    public var status: Int
-    public var code: ErrorCode
+    /// What kind of failure this is, for renderers to map onto their transport.
+    public enum Category: Sendable, Hashable {
+        /// The request is malformed (shape, missing parameter).
+        case badRequest
+        /// Fields failed their rules; ``fieldErrors`` names them.
+        case validation
+        /// Who is calling could not be established or was refused (bad password, token, code).
+        case unauthenticated
+        /// The caller is known but may not do this (unverified email, disabled account, method off).
+        case forbidden
+        case notFound
+        /// It existed and is no more (a finished or expired flow).
+        case gone
+        case methodNotAllowed
+        /// The target already exists.
+        case conflict
+        case payloadTooLarge
+        case unsupportedMediaType
+        /// Too many attempts; ``retryAfter`` says when to come back.
+        case rateLimited
+        /// The server is at capacity; ``retryAfter`` says when to come back.
+        case unavailable
+        /// An OAuth 2.0 token-endpoint refusal (RFC 6749 §5.2): `invalid_grant`, `invalid_scope`, …
+        case oauth
+        /// The calling client failed to authenticate (RFC 6749 §5.2 `invalid_client`).
+        case clientAuthentication
+        case internalFailure
+    }
+
+    private enum Kind: Sendable, Hashable {
+        case badRequest, validation, unauthenticated, forbidden, notFound, gone, methodNotAllowed, conflict
+        case payloadTooLarge, unsupportedMediaType, rateLimited, unavailable, oauth, clientAuthentication, internalFailure
+    }
+
+    private let kind: Kind
+    public let code: ErrorCode
     public var title: String
     public var detail: String?
     public var fieldErrors: [FieldError]
-    /// Seconds, for 429 and 503.
+    /// Seconds, for rate limits and capacity refusals.
     public var retryAfter: Int?
     public var remainingAttempts: Int?
     public var cause: (any Error)?
 
-    public init(
-        status: Int, code: ErrorCode, title: String, detail: String? = nil, fieldErrors: [FieldError] = [],
+    private init(
+        _ kind: Kind, code: ErrorCode, title: String, detail: String?, fieldErrors: [FieldError] = [],
         retryAfter: Int? = nil, remainingAttempts: Int? = nil, cause: (any Error)? = nil
     ) {
-        self.status = status
+        self.kind = kind
         self.code = code
         self.title = title
         self.detail = detail
@@ -27,19 +66,42 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
         self.cause = cause
     }
 
-    public var description: String { "\(status) \(code): \(detail ?? title)" }
+    public var category: Category {
+        switch kind {
+        case .badRequest: .badRequest
+        case .validation: .validation
+        case .unauthenticated: .unauthenticated
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .gone: .gone
+        case .methodNotAllowed: .methodNotAllowed
+        case .conflict: .conflict
+        case .payloadTooLarge: .payloadTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .rateLimited: .rateLimited
+        case .unavailable: .unavailable
+        case .oauth: .oauth
+        case .clientAuthentication: .clientAuthentication
+        case .internalFailure: .internalFailure
+        }
+    }
 
-    public var problem: Problem {
-        Problem(
-            status: status, code: code, title: title, detail: detail,
-            errors: fieldErrors.isEmpty ? nil : fieldErrors, remainingAttempts: remainingAttempts)
+    public var description: String { "\(code): \(detail ?? title)" }
+
+    /// The same error with an internal cause attached (logged, never shown).
+    public func causedBy(_ cause: any Error) -> GatehouseError {
+        var copy = self
+        copy.cause = cause
+        return copy
     }
 }
+
+// MARK: - Request shape
 
 extension GatehouseError {
     public static func validation(_ result: ValidationResult) -> GatehouseError {
         GatehouseError(
-            status: 422, code: .validationFailed, title: "Validation failed",
+            .validation, code: .validationFailed, title: "Validation failed",
             detail: "One or more fields are invalid.", fieldErrors: result.errors)
     }
 
@@ -54,75 +116,130 @@ extension GatehouseError {
     }
 
     public static func badRequest(_ detail: String, code: ErrorCode = .invalidRequest) -> GatehouseError {
-        GatehouseError(status: 400, code: code, title: "Bad request", detail: detail)
+        GatehouseError(.badRequest, code: code, title: "Bad request", detail: detail)
     }
 
+    public static func unsupportedMediaType(_ detail: String) -> GatehouseError {
+        GatehouseError(.unsupportedMediaType, code: .unsupportedMediaType, title: "Unsupported media type", detail: detail)
+    }
+
+    public static let payloadTooLarge = GatehouseError(
+        .payloadTooLarge, code: .payloadTooLarge, title: "Payload too large", detail: "Bodies are limited to 1 MiB.")
+
+    public static func notFound(_ detail: String) -> GatehouseError {
+        GatehouseError(.notFound, code: .notFound, title: "Not found", detail: detail)
+    }
+
+    public static let methodNotAllowed = GatehouseError(
+        .methodNotAllowed, code: .methodNotAllowed, title: "Method not allowed", detail: "This route does not take that method.")
+
+    /// Something failed on our side; `cause` goes to the log.
+    public static func internalFailure(cause: (any Error)? = nil) -> GatehouseError {
+        GatehouseError(
+            .internalFailure, code: .internalError, title: "Internal error", detail: "Something went wrong on our side.",
+            cause: cause)
+    }
+
+    /// The database or another dependency is not ready.
+    public static func notReady(_ detail: String) -> GatehouseError {
+        GatehouseError(.unavailable, code: .serverBusy, title: "Not ready", detail: detail, retryAfter: 5)
+    }
+}
+
+// MARK: - Authentication and accounts
+
+extension GatehouseError {
     public static let invalidCredentials = GatehouseError(
-        status: 401, code: .invalidCredentials, title: "Invalid credentials",
+        .unauthenticated, code: .invalidCredentials, title: "Invalid credentials",
         detail: "The email or password is wrong.")
 
     public static let emailNotVerified = GatehouseError(
-        status: 403, code: .emailNotVerified, title: "Email not verified",
+        .forbidden, code: .emailNotVerified, title: "Email not verified",
         detail: "Verify the email address before signing in.")
 
     public static let accountDisabled = GatehouseError(
-        status: 403, code: .accountDisabled, title: "Account disabled", detail: "This account is disabled.")
+        .forbidden, code: .accountDisabled, title: "Account disabled", detail: "This account is disabled.")
 
     public static let alreadyRegistered = GatehouseError(
-        status: 409, code: .alreadyRegistered, title: "Already registered",
+        .conflict, code: .alreadyRegistered, title: "Already registered",
         detail: "An account with this email already exists.")
 
     public static func unauthorized(_ detail: String, code: ErrorCode = .invalidToken) -> GatehouseError {
-        GatehouseError(status: 401, code: code, title: "Unauthorized", detail: detail)
+        GatehouseError(.unauthenticated, code: code, title: "Unauthorized", detail: detail)
     }
 
-    public static func notFound(_ detail: String) -> GatehouseError {
-        GatehouseError(status: 404, code: .notFound, title: "Not found", detail: detail)
+    /// A one-time code or link that is gone (used, expired, never issued).
+    public static let codeExpired = GatehouseError(
+        .unauthenticated, code: .codeExpired, title: "Code expired",
+        detail: "This code or link is no longer valid. Ask for a new one.")
+
+    public static func invalidCode(remaining: Int) -> GatehouseError {
+        GatehouseError(
+            .unauthenticated, code: .invalidCode, title: "Invalid code", detail: "The code is wrong.",
+            remainingAttempts: remaining)
     }
 
+    /// A persisted flow that is finished, expired or unknown: start again.
+    public static let flowExpired = GatehouseError(
+        .gone, code: .flowExpired, title: "Flow expired", detail: "This sign-in has expired or was already completed. Start again.")
+
+    /// A form came back without the CSRF token its flow issued.
+    public static let csrfMismatch = GatehouseError(
+        .forbidden, code: .csrfFailed, title: "Form expired", detail: "The form is out of date. Load it again.")
+
+    /// The client does not offer this method at all (`methods` lacks it): refused.
+    public static func methodNotEnabled(_ detail: String) -> GatehouseError {
+        GatehouseError(.forbidden, code: .notEnabled, title: "Not enabled", detail: detail)
+    }
+
+    /// The client does not offer this endpoint: as if it did not exist.
+    public static func featureNotEnabled(_ detail: String) -> GatehouseError {
+        GatehouseError(.notFound, code: .notEnabled, title: "Not enabled", detail: detail)
+    }
+
+    /// An unknown `client_id` named by a public API call.
+    public static func invalidClient(_ detail: String) -> GatehouseError {
+        GatehouseError(.badRequest, code: .invalidClient, title: "Invalid client", detail: detail)
+    }
+}
+
+// MARK: - Capacity
+
+extension GatehouseError {
     public static func rateLimited(retryAfter: Int) -> GatehouseError {
         GatehouseError(
-            status: 429, code: .rateLimited, title: "Too many requests",
+            .rateLimited, code: .rateLimited, title: "Too many requests",
             detail: "Too many attempts. Try again later.", retryAfter: max(1, retryAfter))
     }
 
     public static func busy(retryAfter: Int) -> GatehouseError {
         GatehouseError(
-            status: 503, code: .serverBusy, title: "Server busy",
+            .unavailable, code: .serverBusy, title: "Server busy",
             detail: "The server is at capacity. Try again shortly.", retryAfter: max(1, retryAfter))
-    }
-
-    public static func invalidClient(_ detail: String) -> GatehouseError {
-        GatehouseError(status: 400, code: .invalidClient, title: "Invalid client", detail: detail)
     }
 }
 
-/// An RFC 6749 error for `/oauth/*` routes.
-public struct OAuthError: Error, Sendable, CustomStringConvertible {
-    public var status: Int
-    public var error: String
-    public var errorDescription: String?
-    public var retryAfter: Int?
+// MARK: - OAuth 2.0 (RFC 6749 §5.2)
 
-    public init(status: Int = 400, error: String, description: String? = nil, retryAfter: Int? = nil) {
-        self.status = status
-        self.error = error
-        self.errorDescription = description
-        self.retryAfter = retryAfter
+extension GatehouseError {
+    public static func invalidGrant(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidGrant, title: "Invalid grant", detail: detail)
     }
 
-    public var description: String { "\(status) \(error): \(errorDescription ?? "")" }
+    public static func invalidScope(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidScope, title: "Invalid scope", detail: detail)
+    }
 
-    public static func invalidRequest(_ d: String) -> OAuthError { OAuthError(error: "invalid_request", description: d) }
-    public static func invalidGrant(_ d: String) -> OAuthError { OAuthError(error: "invalid_grant", description: d) }
-    public static func invalidClient(_ d: String) -> OAuthError {
-        OAuthError(status: 401, error: "invalid_client", description: d)
+    public static func unsupportedGrantType(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .unsupportedGrantType, title: "Unsupported grant type", detail: detail)
     }
-    public static func unauthorizedClient(_ d: String) -> OAuthError {
-        OAuthError(error: "unauthorized_client", description: d)
+
+    public static func unauthorizedClient(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .unauthorizedClient, title: "Unauthorized client", detail: detail)
     }
-    public static func unsupportedGrantType(_ d: String) -> OAuthError {
-        OAuthError(error: "unsupported_grant_type", description: d)
+
+    /// Client authentication failed or was missing at a token endpoint.
+    public static func clientAuthenticationFailed(_ detail: String) -> GatehouseError {
+        GatehouseError(.clientAuthentication, code: .invalidClient, title: "Invalid client", detail: detail)
     }
-    public static func invalidScope(_ d: String) -> OAuthError { OAuthError(error: "invalid_scope", description: d) }
 }

@@ -4,21 +4,20 @@ import GatehouseAPI
 /// The signed-in user's own account: profile and password.
 public struct AccountFlow: Sendable {
     let services: CoreServices
-    let throttle: LoginThrottle
 
-    public init(services: CoreServices) {
-        self.services = services
-        self.throttle = LoginThrottle(policy: services.settings.throttle)
-    }
+    public init(services: CoreServices) { self.services = services }
 
     /// Merges the given fields into the profile; fields left out keep their value.
-    public func updateProfile(_ principal: Principal, _ update: Profile) async throws -> User {
+    public func updateProfile(_ principal: Principal, _ update: Profile, meta: RequestMeta) async throws -> User {
         let now = services.clock.now()
         var result = ValidationResult()
         ProfileValidator().validate(update, now: now, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         let userID = principal.user.id
-        return try await services.persistence.transaction { stores in
+        let event = HookEvent(
+            point: .profileUpdate, clientID: principal.session.clientID, userID: userID, profile: update, meta: meta)
+        try await services.hooks.before(event)
+        let updated = try await services.persistence.transaction { stores in
             guard var user = try await stores.users.find(id: userID) else {
                 throw GatehouseError.unauthorized("The session has ended.", code: .sessionRevoked)
             }
@@ -27,6 +26,8 @@ public struct AccountFlow: Sendable {
             try await stores.users.update(user)
             return user.wire
         }
+        await services.hooks.after(event)
+        return updated
     }
 
     /// Sets a new password. The current one is required unless the session came from recovery in the
@@ -38,10 +39,10 @@ public struct AccountFlow: Sendable {
         services.settings.passwordPolicy.validate(request.password, email: user.email, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
 
-        let credential = try await services.persistence.read {
-            try await $0.credentials.find(userID: user.id, kind: .password)
-        }
-        let viaRecovery = principal.session.amr.contains("recovery")
+        let password = services.password
+        let throttle = services.throttle
+        let credential = try await services.persistence.read { try await password.find(userID: user.id, stores: $0) }
+        let viaRecovery = principal.session.amr.contains(AuthenticationMethod.recovery)
             && now.timeIntervalSince(principal.session.createdAt) <= services.settings.recoveryPasswordWindow
         if let credential, !viaRecovery {
             guard let current = request.currentPassword, !current.isEmpty else {
@@ -52,23 +53,19 @@ public struct AccountFlow: Sendable {
             try await services.persistence.read { stores in
                 try await throttle.check(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
             }
-            guard current.utf8.count <= services.settings.passwordPolicy.maxBytes,
-                case .match = try await services.hasher.verify(current, against: credential.secret)
-            else {
+            guard case .verified = try await password.check(current, against: credential) else {
                 try await services.persistence.transaction { stores in
                     try await throttle.recordFailure(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
+                    _ = try await stores.credentials.recordFailure(id: credential.id, at: now)
                 }
                 throw GatehouseError.validation(
                     field: "current_password", code: .invalidCredentials, message: "The current password is wrong.")
             }
         }
-        let hash = try await services.hasher.hash(request.password)
+        let hash = try await password.hash(request.password)
         let sessionID = principal.session.id
         try await services.persistence.transaction { stores in
-            try await stores.credentials.upsert(
-                CredentialRecord(
-                    userID: user.id, kind: .password, secret: hash, createdAt: credential?.createdAt ?? now,
-                    updatedAt: now))
+            try await password.setPassword(hash: hash, for: user, now: now, stores: stores)
             _ = try await stores.sessions.revokeAll(userID: user.id, except: sessionID, at: now, reason: .passwordChanged)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(

@@ -39,28 +39,28 @@ public struct AuthorizationCodes: Sendable {
         do {
             record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode)
         } catch is GatehouseError {
-            throw OAuthError.invalidGrant("The authorization code is not valid.")
+            throw GatehouseError.invalidGrant("The authorization code is not valid.")
         }
         guard record.clientID == client.id, let userID = record.userID,
             let grant = record.data.flatMap({ try? JSONDecoder().decode(Grant.self, from: Data($0.utf8)) })
-        else { throw OAuthError.invalidGrant("The authorization code was issued to another client.") }
+        else { throw GatehouseError.invalidGrant("The authorization code was issued to another client.") }
         // RFC 6749 §4.1.3: the redirect URI the code was issued for must be presented again.
         guard redirectURI == grant.redirectURI else {
-            throw OAuthError.invalidGrant("redirect_uri does not match the one the code was issued for.")
+            throw GatehouseError.invalidGrant("redirect_uri does not match the one the code was issued for.")
         }
         if let pkce = grant.pkce {
             guard let verifier, pkce.verify(verifier: verifier) else {
-                throw OAuthError.invalidGrant("The code_verifier does not match the code_challenge.")
+                throw GatehouseError.invalidGrant("The code_verifier does not match the code_challenge.")
             }
         } else if client.kind == .public {
             // Without PKCE a public client's code is a bearer secret in a URL: refuse it.
-            throw OAuthError.invalidGrant("PKCE is required for public clients.")
+            throw GatehouseError.invalidGrant("PKCE is required for public clients.")
         }
-        let issuer = SessionIssuer(services: services)
+        let issuer = services.issuer
         let scopes = SessionIssuer.grant(requested: nil, client: client)
         let started = try await services.persistence.transaction { stores -> SessionIssuer.Started in
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
-                throw OAuthError.invalidGrant("The account is not available.")
+                throw GatehouseError.invalidGrant("The account is not available.")
             }
             return try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores)
         }

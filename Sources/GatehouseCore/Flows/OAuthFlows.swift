@@ -74,7 +74,7 @@ public struct OAuthFlows: Sendable {
     /// A machine token for a confidential client: no user, no session, no refresh token.
     public func clientCredentials(client: ClientRecord, scope: String?) async throws -> TokenResponse {
         let scopes = SessionIssuer.grant(requested: scope, client: client).filter { $0 != "openid" && $0 != "offline_access" }
-        let ttl = SessionIssuer(services: services).accessTTL(client)
+        let ttl = services.issuer.accessTTL(client)
         let access = try await services.tokens.issue(
             subject: client.id, sessionID: "", clientID: client.id, scope: scopes.joined(separator: " "), amr: [],
             ttl: ttl)

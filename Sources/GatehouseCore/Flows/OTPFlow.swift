@@ -11,79 +11,31 @@ public struct OTPFlow: Sendable {
 
     public init(services: CoreServices) {
         self.services = services
-        self.clients = ClientResolver(services: services)
+        self.clients = services.clients
         self.codes = OneTimeCodes(services: services)
-        self.issuer = SessionIssuer(services: services)
-    }
-
-    /// An email address or an E.164 phone number, validated and normalized.
-    enum Identifier: Sendable {
-        case email(String)
-        case phone(String)
-
-        var value: String {
-            switch self {
-            case .email(let v), .phone(let v): v
-            }
-        }
-        var method: String {
-            switch self {
-            case .email: "email_otp"
-            case .phone: "sms_otp"
-            }
-        }
-        var masked: String {
-            switch self {
-            case .email(let v): EmailAddress.mask(v)
-            case .phone(let v): PhoneNumber.mask(v)
-            }
-        }
-        var channel: OutboxMessage.Channel {
-            switch self {
-            case .email: .email
-            case .phone: .sms
-            }
-        }
+        self.issuer = services.issuer
     }
 
     struct CodeData: Codable {
         var createUser: Bool
     }
 
-    static func identifier(email: String?, phone: String?) throws -> Identifier {
-        var result = ValidationResult()
-        switch (email?.isEmpty == false ? email : nil, phone?.isEmpty == false ? phone : nil) {
-        case (let email?, nil):
-            let normalized = EmailAddress.validate(email, into: &result)
-            guard result.isValid else { throw GatehouseError.validation(result) }
-            return .email(normalized)
-        case (nil, let phone?):
-            let normalized = PhoneNumber.validate(phone, into: &result)
-            guard result.isValid else { throw GatehouseError.validation(result) }
-            return .phone(normalized)
-        default:
-            throw GatehouseError.validation(field: nil, code: .required, message: "Send either email or phone.")
-        }
-    }
-
     func requireEnabled(_ identifier: Identifier, client: ClientRecord) throws {
         guard client.settings.methods.contains(identifier.method) else {
-            throw GatehouseError(
-                status: 403, code: .notEnabled, title: "Not enabled",
-                detail: "This client does not offer \(identifier.method).")
+            throw GatehouseError.methodNotEnabled("This client does not offer \(identifier.method).")
         }
     }
 
     public func send(_ request: OTPRequest, meta: RequestMeta) async throws -> OTPSentResponse {
         let client = try await clients.resolve(request.clientId)
-        let identifier = try Self.identifier(email: request.email, phone: request.phone)
+        let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
         let settings = services.settings
         try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
         let createUser = request.createUser ?? true
         let data = String(decoding: try JSONEncoder().encode(CodeData(createUser: createUser)), as: UTF8.self)
         try await services.persistence.transaction { stores in
-            let user = try await find(identifier, stores: stores)
+            let user = try await identifier.findUser(in: stores)
             // Unknown and not to be created: no message, and the same answer.
             if user == nil && !createUser { return }
             if let user, user.state != .active { return }
@@ -105,19 +57,22 @@ public struct OTPFlow: Sendable {
 
     public func verify(_ request: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
         let client = try await clients.resolve(request.clientId)
-        let identifier = try Self.identifier(email: request.email, phone: request.phone)
+        let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
         if let nonce = request.nonce, nonce.count > 256 {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
         }
+        try await services.hooks.before(
+            HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, meta: meta))
         let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()
         let scopes = SessionIssuer.grant(requested: request.scope, client: client)
-        let amr = identifier.channel == .sms ? ["sms"] : ["otp"]
+        let password = services.password
+        let amr = identifier.channel == .sms ? [AuthenticationMethod.sms] : [AuthenticationMethod.oneTimeCode]
         let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, SessionIssuer.Started) in
             var isNew = false
-            var user = try await find(identifier, stores: stores)
+            var user = try await identifier.findUser(in: stores)
             if user == nil {
                 guard createUser else { throw OneTimeCodes.expired }
                 var fresh = UserRecord(email: nil, createdAt: now)
@@ -135,7 +90,7 @@ public struct OTPFlow: Sendable {
                     isNew = true
                 } catch StoreError.conflict {
                     // Created a moment ago by another request (a password sign-up): sign that one in.
-                    user = try await find(identifier, stores: stores)
+                    user = try await identifier.findUser(in: stores)
                 }
             }
             guard var signedIn = user, signedIn.state == .active else { throw GatehouseError.accountDisabled }
@@ -152,7 +107,7 @@ public struct OTPFlow: Sendable {
             default: break
             }
             if firstProof && !isNew {
-                try await stores.credentials.delete(userID: signedIn.id, kind: .password)
+                try await password.removePassword(of: signedIn.id, stores: stores)
                 _ = try await stores.sessions.revokeAll(userID: signedIn.id, except: nil, at: now, reason: .passwordChanged)
                 signedIn.hasPassword = false
             }
@@ -160,20 +115,15 @@ public struct OTPFlow: Sendable {
             signedIn.updatedAt = now
             try await stores.users.update(signedIn)
             if request.acceptTerms == true {
-                try await TermsFlow.accept(userID: signedIn.id, client: client, at: now, stores: stores)
+                try await TermsAcceptance.record(userID: signedIn.id, client: client, at: now, stores: stores)
             }
             let started = try await issuer.start(user: signedIn, client: client, amr: amr, scopes: scopes, meta: meta, stores: stores)
             return (signedIn, isNew, started)
         }
+        await services.hooks.after(
+            HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, userID: outcome.0.id, meta: meta))
         return try await issuer.response(
             session: outcome.2.session, refreshToken: outcome.2.refreshToken, client: client, user: outcome.0,
             isNew: outcome.1, nonce: request.nonce)
-    }
-
-    func find(_ identifier: Identifier, stores: any Stores) async throws -> UserRecord? {
-        switch identifier {
-        case .email(let email): try await stores.users.find(email: email)
-        case .phone(let phone): try await stores.users.find(phone: phone)
-        }
     }
 }

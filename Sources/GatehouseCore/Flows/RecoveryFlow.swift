@@ -11,9 +11,9 @@ public struct RecoveryFlow: Sendable {
 
     public init(services: CoreServices) {
         self.services = services
-        self.clients = ClientResolver(services: services)
+        self.clients = services.clients
         self.codes = OneTimeCodes(services: services)
-        self.issuer = SessionIssuer(services: services)
+        self.issuer = services.issuer
     }
 
     /// Always the same answer. A known address gets a code and a reset link; an unknown one gets a
@@ -23,6 +23,7 @@ public struct RecoveryFlow: Sendable {
         var result = ValidationResult()
         let email = EmailAddress.validate(raw, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
+        try await services.hooks.before(HookEvent(point: .recovery, clientID: client.id, method: "email", identifier: email, meta: meta))
         try await SendCooldown(services: services).claim("recovery:\(client.id):\(email)", interval: services.settings.sendCooldown)
         let messages = VerificationMessages(services: services)
         try await services.persistence.transaction { stores in
@@ -66,6 +67,7 @@ public struct RecoveryFlow: Sendable {
         guard let userID = record.userID else { throw OneTimeCodes.expired }
         let scopes = SessionIssuer.grant(requested: nil, client: client)
         let now = services.clock.now()
+        let password = services.password
         let (user, started) = try await services.persistence.transaction { stores -> (UserRecord, SessionIssuer.Started) in
             guard var user = try await stores.users.find(id: userID), user.state == .active else { throw OneTimeCodes.expired }
             // Receiving the code proves the address. If it was never proved before, the password was set
@@ -75,11 +77,13 @@ public struct RecoveryFlow: Sendable {
                 user.updatedAt = now
                 user.hasPassword = false
                 try await stores.users.update(user)
-                try await stores.credentials.delete(userID: user.id, kind: .password)
+                try await password.removePassword(of: user.id, stores: stores)
                 _ = try await stores.sessions.revokeAll(userID: user.id, except: nil, at: now, reason: .passwordChanged)
             }
-            return (user, try await issuer.start(user: user, client: client, amr: ["recovery"], scopes: scopes, meta: meta, stores: stores))
+            return (user, try await issuer.start(user: user, client: client, amr: [AuthenticationMethod.recovery], scopes: scopes, meta: meta, stores: stores))
         }
+        await services.hooks.after(
+            HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
         return try await issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
     }
@@ -100,19 +104,18 @@ public struct RecoveryFlow: Sendable {
         var result = ValidationResult()
         services.settings.passwordPolicy.validate(password, email: user.email, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
-        let hash = try await services.hasher.hash(password)
+        let strategy = services.password
+        let hash = try await strategy.hash(password)
         let record = try await codes.redeem(token: token, purpose: .recovery)
         guard let userID = record.userID, userID == user.id else { throw OneTimeCodes.expired }
         try await services.persistence.transaction { stores in
-            let existing = try await stores.credentials.find(userID: userID, kind: .password)
-            try await stores.credentials.upsert(
-                CredentialRecord(userID: userID, kind: .password, secret: hash, createdAt: existing?.createdAt ?? now, updatedAt: now))
             if !user.emailVerified {
                 var verified = user
                 verified.emailVerified = true
                 verified.updatedAt = now
                 try await stores.users.update(verified)
             }
+            try await strategy.setPassword(hash: hash, for: user, now: now, stores: stores)
             _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .passwordChanged)
             try await stores.attempts.reset(key: LoginThrottle.accountKey(user.email ?? ""))
             if let email = user.email {
@@ -121,5 +124,7 @@ public struct RecoveryFlow: Sendable {
                     variables: [:], stores: stores)
             }
         }
+        await services.hooks.after(
+            HookEvent(point: .recovery, clientID: record.clientID, method: "email_link", identifier: user.email, userID: userID, meta: meta))
     }
 }

@@ -8,7 +8,7 @@ public struct RefreshFlow: Sendable {
 
     public init(services: CoreServices) {
         self.services = services
-        self.issuer = SessionIssuer(services: services)
+        self.issuer = services.issuer
     }
 
     enum Outcome: Sendable {
@@ -19,7 +19,7 @@ public struct RefreshFlow: Sendable {
     /// `client` is the authenticated (or, for public clients, named) client; the token must be its own.
     public func refresh(token: String, client: ClientRecord, scope: String?) async throws -> TokenResponse {
         guard token.hasPrefix(RefreshTokenFormat.prefix), token.utf8.count <= 256 else {
-            throw OAuthError.invalidGrant("The refresh token is not valid.")
+            throw GatehouseError.invalidGrant("The refresh token is not valid.")
         }
         let hash = Secrets.sha256Hex(token)
         let now = services.clock.now()
@@ -30,11 +30,11 @@ public struct RefreshFlow: Sendable {
         // atomic claim and the writes. A revocation that commits between the two is ordered after this
         // refresh: the new tokens die with the session, as every use checks that it is live.
         guard let (record, session, userActive) = try await services.persistence.read({ try await $0.refreshTokens.findWithSession(hash: hash) })
-        else { throw OAuthError.invalidGrant("The refresh token is not valid.") }
-        guard session.isLive(at: now) else { throw OAuthError.invalidGrant("The session has ended.") }
-        guard session.clientID == client.id else { throw OAuthError.invalidGrant("The refresh token belongs to another client.") }
-        guard userActive else { throw OAuthError.invalidGrant("The account is disabled.") }
-        guard record.expiresAt > now else { throw OAuthError.invalidGrant("The refresh token has expired.") }
+        else { throw GatehouseError.invalidGrant("The refresh token is not valid.") }
+        guard session.isLive(at: now) else { throw GatehouseError.invalidGrant("The session has ended.") }
+        guard session.clientID == client.id else { throw GatehouseError.invalidGrant("The refresh token belongs to another client.") }
+        guard userActive else { throw GatehouseError.invalidGrant("The account is disabled.") }
+        guard record.expiresAt > now else { throw GatehouseError.invalidGrant("The refresh token has expired.") }
         let successorExpiry = issuer.refreshExpiry(session: session, client: client, now: now)
 
         let outcome: Outcome = try await services.persistence.transaction { stores in
@@ -58,13 +58,13 @@ public struct RefreshFlow: Sendable {
         switch outcome {
         case .reuseDetected:
             services.logger.warning("refresh token reuse detected; session revoked", metadata: ["client_id": "\(client.id)"])
-            throw OAuthError.invalidGrant("The refresh token was already used; the session has been revoked.")
+            throw GatehouseError.invalidGrant("The refresh token was already used; the session has been revoked.")
         case .rotated(var session, let successor):
             if let scope, !scope.isEmpty {
                 // A refresh may narrow the scope (RFC 6749 §6), never widen it.
                 let asked = Set(scope.split(separator: " ").map(String.init))
                 guard asked.isSubset(of: Set(session.scopes)) else {
-                    throw OAuthError.invalidScope("The requested scope exceeds the original grant.")
+                    throw GatehouseError.invalidScope("The requested scope exceeds the original grant.")
                 }
                 session.scopes = session.scopes.filter(asked.contains)
             }

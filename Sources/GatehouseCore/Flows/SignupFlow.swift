@@ -4,14 +4,10 @@ import GatehouseAPI
 /// Sign-up with email and password.
 public struct SignupFlow: Sendable {
     let services: CoreServices
-    let clients: ClientResolver
-    let issuer: SessionIssuer
     let verification: VerificationMessages
 
     public init(services: CoreServices) {
         self.services = services
-        self.clients = ClientResolver(services: services)
-        self.issuer = SessionIssuer(services: services)
         self.verification = VerificationMessages(services: services)
     }
 
@@ -27,7 +23,7 @@ public struct SignupFlow: Sendable {
     }
 
     public func signup(_ request: SignupRequest, meta: RequestMeta) async throws -> Outcome {
-        let client = try await clients.resolve(request.clientId)
+        let client = try await services.clients.resolve(request.clientId)
         let now = services.clock.now()
         var result = ValidationResult()
         let email = EmailAddress.validate(request.email, into: &result)
@@ -36,11 +32,14 @@ public struct SignupFlow: Sendable {
         ProfileValidator().validate(profile, now: now, into: &result)
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
+        try await services.hooks.before(
+            HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile, meta: meta))
+        let throttle = services.throttle
         try await services.persistence.transaction { stores in
-            try await LoginThrottle(policy: services.settings.throttle).countSignup(ip: meta.ipAddress, stores: stores, now: now)
+            try await throttle.countSignup(ip: meta.ipAddress, stores: stores, now: now)
         }
 
-        let hash = try await services.hasher.hash(request.password)
+        let hash = try await services.password.hash(request.password)
         let user = UserRecord(
             // Not verified even when the client does not require it: nothing proved the address yet, and
             // ID tokens must not say otherwise.
@@ -48,14 +47,14 @@ public struct SignupFlow: Sendable {
             hasPassword: true)
         let verificationRequired = client.settings.emailVerification == .required
 
+        let issuer = services.issuer
         let step: Step
         do {
             step = try await services.persistence.transaction { stores in
                 try await stores.users.insert(user)
-                try await stores.credentials.upsert(
-                    CredentialRecord(userID: user.id, kind: .password, secret: hash, createdAt: now))
+                try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
                 if request.acceptTerms == true {
-                    try await TermsFlow.accept(userID: user.id, client: client, at: now, stores: stores)
+                    try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores)
                 }
                 if verificationRequired {
                     try await verification.issue(
@@ -65,11 +64,14 @@ public struct SignupFlow: Sendable {
                 }
                 let scopes = SessionIssuer.grant(requested: nil, client: client)
                 return .started(
-                    try await issuer.start(user: user, client: client, amr: ["pwd"], scopes: scopes, meta: meta, stores: stores))
+                    try await issuer.start(
+                        user: user, client: client, amr: services.password.amr, scopes: scopes, meta: meta, stores: stores))
             }
         } catch StoreError.conflict {
             return try await alreadyRegistered(email: email, profile: profile, client: client, meta: meta, now: now)
         }
+        await services.hooks.after(
+            HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, userID: user.id, meta: meta))
         switch step {
         case .pending(let pending):
             return .verificationRequired(pending)

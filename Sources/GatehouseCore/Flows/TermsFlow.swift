@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseAPI
 
-/// Terms, agreements, required fields, client information and identifier status: what an app asks
+/// Terms, agreements, required fields and client information: what an app asks
 /// to learn what a user still owes before going on.
 public struct TermsFlow: Sendable {
     let services: CoreServices
@@ -9,7 +9,7 @@ public struct TermsFlow: Sendable {
 
     public init(services: CoreServices) {
         self.services = services
-        self.clients = ClientResolver(services: services)
+        self.clients = services.clients
     }
 
     public static func terms(_ client: ClientRecord) -> Terms {
@@ -38,26 +38,7 @@ public struct TermsFlow: Sendable {
 
     public func missingFields(_ principal: Principal) async throws -> RequiredFields {
         let client = try await clients.resolve(principal.session.clientID)
-        return RequiredFields(requiredFields: Self.missing(user: principal.user, client: client))
-    }
-
-    /// The client's required fields the user has left empty.
-    public static func missing(user: UserRecord, client: ClientRecord) -> [String] {
-        let p = user.profile
-        return client.settings.requiredFields.filter { field in
-            let value: String? =
-                switch field {
-                case "name": p.name
-                case "given_name": p.givenName
-                case "family_name": p.familyName
-                case "birthdate": p.birthdate
-                case "picture": p.picture
-                case "locale": p.locale
-                case "phone": user.phone
-                default: nil
-                }
-            return value?.trimmingCharacters(in: .whitespaces).isEmpty ?? true
-        }
+        return RequiredFields(requiredFields: RequiredFieldsPolicy.missing(user: principal.user, client: client))
     }
 
     public func agreements(_ principal: Principal) async throws -> Agreements {
@@ -84,45 +65,7 @@ public struct TermsFlow: Sendable {
         guard result.isValid else { throw GatehouseError.validation(result) }
         let now = services.clock.now()
         try await services.persistence.transaction { stores in
-            try await Self.accept(userID: principal.user.id, client: client, at: now, stores: stores)
+            try await TermsAcceptance.record(userID: principal.user.id, client: client, at: now, stores: stores)
         }
-    }
-
-    static func accept(userID: UUID, client: ClientRecord, at now: Date, stores: any Stores) async throws {
-        try await stores.agreements.upsert(
-            AgreementRecord(
-                userID: userID, clientID: client.id, platformVersion: client.settings.termsPlatformVersion,
-                clientVersion: client.settings.termsClientVersion, acceptedAt: now))
-    }
-
-    /// Off by default per client (it tells who has an account); rate limited per IP when on.
-    public func identifierStatus(email: String?, phone: String?, clientID: String?, meta: RequestMeta) async throws
-        -> IdentifierStatus
-    {
-        let client = try await clients.resolve(clientID)
-        guard client.settings.identifierStatus.isOn else {
-            throw GatehouseError(
-                status: 404, code: .notEnabled, title: "Not enabled", detail: "This client does not offer identifier status.")
-        }
-        let identifier = try OTPFlow.identifier(email: email, phone: phone)
-        let now = services.clock.now()
-        // Callers without a known address share one bucket rather than escape the limit.
-        do {
-            let bucket = meta.ipAddress.map(LoginThrottle.addressBlock) ?? "unknown"
-            let count = try await services.persistence.transaction { stores in
-                try await stores.attempts.recordFailure(key: "status:ip:" + bucket, now: now, window: 60)
-            }
-            if count.count > services.settings.identifierStatusPerMinute {
-                throw GatehouseError.rateLimited(retryAfter: max(1, Int(count.windowStart.addingTimeInterval(60).timeIntervalSince(now).rounded(.up))))
-            }
-        }
-        let user = try await services.persistence.read { stores in try await OTPFlow(services: services).find(identifier, stores: stores) }
-        guard let user else { return IdentifierStatus(exists: false, verified: false, hasPassword: false) }
-        let verified: Bool =
-            switch identifier {
-            case .email: user.emailVerified
-            case .phone: user.phoneVerified
-            }
-        return IdentifierStatus(exists: true, verified: verified, hasPassword: user.hasPassword)
     }
 }

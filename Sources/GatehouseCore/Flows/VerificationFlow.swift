@@ -10,9 +10,9 @@ public struct VerificationFlow: Sendable {
 
     public init(services: CoreServices) {
         self.services = services
-        self.clients = ClientResolver(services: services)
+        self.clients = services.clients
         self.codes = OneTimeCodes(services: services)
-        self.issuer = SessionIssuer(services: services)
+        self.issuer = services.issuer
     }
 
     /// Where a verified link leads.
@@ -44,6 +44,8 @@ public struct VerificationFlow: Sendable {
     public func verify(email raw: String, code: String, clientID: String?, meta: RequestMeta) async throws -> TokenResponse {
         let client = try await clients.resolve(clientID)
         let email = EmailAddress.normalize(raw)
+        try await services.hooks.before(
+            HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, meta: meta))
         let record = try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
         return try await signIn(record, client: client, meta: meta)
     }
@@ -66,15 +68,18 @@ public struct VerificationFlow: Sendable {
             return .confirmed(email: user.email ?? "")
         }
         let code = try await AuthorizationCodes(services: services).issue(
-            userID: user.id, client: client, redirectURI: redirect, pkce: link?.pkce, amr: ["otp"])
+            userID: user.id, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode])
         return .redirect(try AuthorizationCodes.append(code: code, to: redirect))
     }
 
     private func signIn(_ record: OneTimeCodeRecord, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
         let user = try await markVerified(record)
+        await services.hooks.after(
+            HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
         let scopes = SessionIssuer.grant(requested: nil, client: client)
         let started = try await services.persistence.transaction { stores in
-            try await issuer.start(user: user, client: client, amr: ["otp"], scopes: scopes, meta: meta, stores: stores)
+            try await issuer.start(
+                user: user, client: client, amr: [AuthenticationMethod.oneTimeCode], scopes: scopes, meta: meta, stores: stores)
         }
         return try await issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)

@@ -14,7 +14,7 @@ public struct UserRecord: Sendable, Hashable {
     public var createdAt: Date
     public var updatedAt: Date
     public var lastLoginAt: Date?
-    /// Filled in by stores that join the credentials table; not a column of `users`.
+    /// Whether a password credential exists; filled in by stores, not a column of `users`.
     public var hasPassword: Bool
 
     public init(
@@ -39,29 +39,5 @@ public struct UserRecord: Sendable, Hashable {
         User(
             id: id, email: email, emailVerified: emailVerified, phone: phone, phoneVerified: phoneVerified,
             hasPassword: hasPassword, profile: profile, state: state, createdAt: createdAt, lastLoginAt: lastLoginAt)
-    }
-}
-
-/// A typed credential: one kind of secret a user can prove (password now; PIN, passkeys later).
-public struct CredentialRecord: Sendable, Hashable {
-    public struct Kind: RawRepresentable, Hashable, Sendable {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public static let password = Kind(rawValue: "password")
-    }
-
-    public var userID: UUID
-    public var kind: Kind
-    /// A PHC string for passwords: never the secret itself.
-    public var secret: String
-    public var createdAt: Date
-    public var updatedAt: Date
-
-    public init(userID: UUID, kind: Kind, secret: String, createdAt: Date, updatedAt: Date? = nil) {
-        self.userID = userID
-        self.kind = kind
-        self.secret = secret
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt ?? createdAt
     }
 }

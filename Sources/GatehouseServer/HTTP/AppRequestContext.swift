@@ -2,34 +2,54 @@ import GatehouseCore
 import Hummingbird
 import NIOCore
 
-/// Per-request data: the peer address, and the principal once a bearer token was checked.
+/// Per-request data: the caller as ``ClientAddressMiddleware`` resolved it once, and who the caller is
+/// once an authenticator in ``AuthenticationMiddleware`` recognised them.
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The socket's peer; ``meta`` holds the address the rules use (the proxy's word, when trusted).
     public let remoteAddress: String?
-    public var principal: Principal?
+    public var meta: RequestMeta
+    public var identity: Identity?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress?.ipAddress
-        self.principal = nil
+        self.meta = RequestMeta(ipAddress: remoteAddress)
+        self.identity = nil
     }
 
     /// The body limit of the contract: 1 MiB.
     public var maxUploadSize: Int { 1 << 20 }
 }
 
-/// The context of routes behind bearer authentication: a handler here cannot forget the check.
+/// The context of routes that need a signed-in user: a handler here cannot forget the check.
 public struct AuthenticatedContext: ChildRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let principal: Principal
-    public let remoteAddress: String?
+    public let meta: RequestMeta
 
     public init(context: AppRequestContext) throws {
-        guard let principal = context.principal else {
-            throw GatehouseError.unauthorized("A bearer token is required.", code: .unauthorized)
+        guard case .user(let principal) = context.identity else {
+            throw GatehouseError.unauthorized("A user's bearer token is required.", code: .unauthorized)
         }
         self.coreContext = context.coreContext
         self.principal = principal
-        self.remoteAddress = context.remoteAddress
+        self.meta = context.meta
+    }
+}
+
+/// The context of routes for operators: an admin credential, never a user's session.
+public struct AdminContext: ChildRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let admin: AdminPrincipal
+    public let meta: RequestMeta
+
+    public init(context: AppRequestContext) throws {
+        guard case .admin(let admin) = context.identity else {
+            throw GatehouseError.unauthorized("An admin credential is required.", code: .unauthorized)
+        }
+        self.coreContext = context.coreContext
+        self.admin = admin
+        self.meta = context.meta
     }
 }

@@ -12,9 +12,7 @@ enum RequestDecoding {
 
     static func json<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         guard let contentType = request.headers[.contentType], isJSON(contentType) else {
-            throw GatehouseError(
-                status: 415, code: .unsupportedMediaType, title: "Unsupported media type",
-                detail: "Send the body as application/json.")
+            throw GatehouseError.unsupportedMediaType("Send the body as application/json.")
         }
         let buffer = try await collect(request)
         do {
@@ -29,9 +27,7 @@ enum RequestDecoding {
         if request.headers[.contentType] == nil {
             let buffer = try await collect(request)
             guard buffer.readableBytes == 0 else {
-                throw GatehouseError(
-                    status: 415, code: .unsupportedMediaType, title: "Unsupported media type",
-                    detail: "Send the body as application/json.")
+                throw GatehouseError.unsupportedMediaType("Send the body as application/json.")
             }
             return nil
         }
@@ -40,11 +36,7 @@ enum RequestDecoding {
 
     /// `application/x-www-form-urlencoded`, as RFC 6749 requires for `/oauth/*`: errors in its shape.
     static func form(from request: Request) async throws -> [String: String] {
-        do {
-            return try await formFields(from: request)
-        } catch let error as GatehouseError {
-            throw OAuthError(status: error.status, error: "invalid_request", description: error.detail)
-        }
+        try await formFields(from: request)
     }
 
     /// A form body (OAuth endpoints and hosted pages); repeated fields are refused (RFC 6749 §3.1).
@@ -52,9 +44,7 @@ enum RequestDecoding {
         guard let contentType = request.headers[.contentType],
             contentType.lowercased().hasPrefix("application/x-www-form-urlencoded")
         else {
-            throw GatehouseError(
-                status: 415, code: .unsupportedMediaType, title: "Unsupported media type",
-                detail: "Send the body as application/x-www-form-urlencoded.")
+            throw GatehouseError.unsupportedMediaType("Send the body as application/x-www-form-urlencoded.")
         }
         let buffer = try await collect(request)
         return try FormBody.fields(buffer.readableBytesView)
@@ -71,8 +61,7 @@ enum RequestDecoding {
         }
     }
 
-    static let tooLarge = GatehouseError(
-        status: 413, code: .payloadTooLarge, title: "Payload too large", detail: "Bodies are limited to 1 MiB.")
+    static let tooLarge = GatehouseError.payloadTooLarge
 
     private static func isJSON(_ contentType: String) -> Bool {
         let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""

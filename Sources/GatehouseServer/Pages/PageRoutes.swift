@@ -13,16 +13,14 @@ struct PageRoutes: Sendable {
     let secret: ServerSecret
     let passwordPolicy: PasswordPolicy
     let secureCookies: Bool
-    let trustForwardedFor: Bool
 
-    init(services: CoreServices, catalog: TemplateCatalog, trustForwardedFor: Bool) {
+    init(services: CoreServices, catalog: TemplateCatalog) {
         self.verification = VerificationFlow(services: services)
         self.recovery = RecoveryFlow(services: services)
         self.catalog = catalog
         self.secret = services.secret
         self.passwordPolicy = services.settings.passwordPolicy
         self.secureCookies = services.settings.publicURL.hasPrefix("https://")
-        self.trustForwardedFor = trustForwardedFor
     }
 
     static let csrfCookie = "gh_csrf"
@@ -39,7 +37,7 @@ struct PageRoutes: Sendable {
             case .confirmed(let email):
                 return message(lang, title: "verified_title", body: "verified_body", values: ["email": email])
             }
-        } catch let error as GatehouseError where error.status < 500 {
+        } catch let error as GatehouseError where error.category != .internalFailure {
             return failed(lang, status: .gone)
         }
     }
@@ -56,7 +54,7 @@ struct PageRoutes: Sendable {
         let lang = catalog.language(for: request.headers[.acceptLanguage])
         let fields = try await RequestDecoding.formFields(from: request)
         let token = fields["token"] ?? ""
-        guard let nonce = Self.cookie(Self.csrfCookie, in: request), let sent = fields["csrf"],
+        guard let nonce = Cookies(request)[Self.csrfCookie], let sent = fields["csrf"],
             Secrets.constantTimeEquals(secret.csrfToken(for: nonce), sent)
         else {
             return form(lang, token: token, error: catalog.string("expired_form", lang: lang), status: .forbidden)
@@ -65,11 +63,10 @@ struct PageRoutes: Sendable {
             return form(lang, token: token, error: catalog.string("mismatch", lang: lang), status: .unprocessableContent)
         }
         do {
-            let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
-            try await recovery.reset(token: token, password: password, meta: meta)
+            try await recovery.reset(token: token, password: password, meta: context.meta)
         } catch let error as GatehouseError where error.code == .validationFailed {
             return form(lang, token: token, error: error.fieldErrors.first?.message ?? error.title, status: .unprocessableContent)
-        } catch let error as GatehouseError where error.status < 500 && error.status != 429 && error.status != 503 {
+        } catch let error as GatehouseError where ![.internalFailure, .rateLimited, .unavailable].contains(error.category) {
             return failed(lang, status: .gone)
         }
         return message(lang, title: "reset_done_title", body: "reset_done_body")
@@ -84,7 +81,7 @@ struct PageRoutes: Sendable {
         // Only when there is one: a boxed nil would render as the word "nil".
         if let error { values["error"] = error }
         let html = catalog.page("reset", lang: lang, values: values)
-        let cookie = "\(Self.csrfCookie)=\(nonce); Path=/reset; HttpOnly; SameSite=Strict; Max-Age=3600" + (secureCookies ? "; Secure" : "")
+        let cookie = SetCookie(name: Self.csrfCookie, value: nonce, path: "/reset", maxAge: 3600, sameSite: .strict, secure: secureCookies).headerValue
         return PageResponses.html(html, status: status, cookie: cookie)
     }
 
@@ -97,15 +94,5 @@ struct PageRoutes: Sendable {
 
     private func failed(_ lang: String, status: HTTPResponse.Status) -> Response {
         message(lang, title: "failed_title", body: "failed_body", status: status)
-    }
-
-    static func cookie(_ name: String, in request: Request) -> String? {
-        for header in request.headers[values: .cookie] {
-            for pair in header.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                if parts.count == 2, parts[0] == name { return parts[1] }
-            }
-        }
-        return nil
     }
 }

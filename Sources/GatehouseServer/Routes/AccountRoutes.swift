@@ -6,18 +6,16 @@ import Hummingbird
 struct AccountRoutes: Sendable {
     let signupFlow: SignupFlow
     let loginFlow: LoginFlow
-    let trustForwardedFor: Bool
 
-    init(services: CoreServices, trustForwardedFor: Bool) {
+    init(services: CoreServices) {
         self.signupFlow = SignupFlow(services: services)
         self.loginFlow = LoginFlow(services: services)
-        self.trustForwardedFor = trustForwardedFor
     }
 
     @Sendable func signup(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(SignupRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        let meta = context.meta
         switch try await signupFlow.signup(body, meta: meta) {
         case .signedIn(let tokens):
             return try Responses.json(tokens, status: .created, noStore: true)
@@ -29,7 +27,7 @@ struct AccountRoutes: Sendable {
     @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(LoginRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        let meta = context.meta
         return try Responses.json(try await loginFlow.login(body, meta: meta), noStore: true)
     }
 }

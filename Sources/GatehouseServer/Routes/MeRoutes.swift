@@ -7,12 +7,10 @@ import Hummingbird
 struct MeRoutes: Sendable {
     let sessionsFlow: SessionsFlow
     let accountFlow: AccountFlow
-    let trustForwardedFor: Bool
 
-    init(services: CoreServices, trustForwardedFor: Bool) {
+    init(services: CoreServices) {
         self.sessionsFlow = SessionsFlow(services: services)
         self.accountFlow = AccountFlow(services: services)
-        self.trustForwardedFor = trustForwardedFor
     }
 
     @Sendable func logout(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -27,12 +25,12 @@ struct MeRoutes: Sendable {
 
     @Sendable func update(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(ProfileUpdateRequest.self, from: request, context: context)
-        return try Responses.json(try await accountFlow.updateProfile(context.principal, body.profile))
+        return try Responses.json(try await accountFlow.updateProfile(context.principal, body.profile, meta: context.meta))
     }
 
     @Sendable func changePassword(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(PasswordChangeRequest.self, from: request, context: context)
-        let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        let meta = context.meta
         try await accountFlow.changePassword(context.principal, body, meta: meta)
         return Responses.noContent()
     }

@@ -13,7 +13,7 @@ struct OAuthRoutes: Sendable {
 
     init(services: CoreServices) {
         self.authorizationCodes = AuthorizationCodes(services: services)
-        self.clients = ClientResolver(services: services)
+        self.clients = services.clients
         self.refreshFlow = RefreshFlow(services: services)
         self.oauthFlows = OAuthFlows(services: services)
     }
@@ -21,19 +21,19 @@ struct OAuthRoutes: Sendable {
     @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> Response {
         let form = try await RequestDecoding.form(from: request)
         guard let grantType = form["grant_type"], !grantType.isEmpty else {
-            throw OAuthError.invalidRequest("grant_type is required.")
+            throw GatehouseError.badRequest("grant_type is required.")
         }
         switch grantType {
         case "refresh_token":
             guard let token = form["refresh_token"], !token.isEmpty else {
-                throw OAuthError.invalidRequest("refresh_token is required.")
+                throw GatehouseError.badRequest("refresh_token is required.")
             }
             let client = try await client(request, form, requireExplicit: false)
             return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"]), noStore: true)
         case "authorization_code":
-            guard let code = form["code"], !code.isEmpty else { throw OAuthError.invalidRequest("code is required.") }
+            guard let code = form["code"], !code.isEmpty else { throw GatehouseError.badRequest("code is required.") }
             let client = try await client(request, form, requireExplicit: false)
-            let meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: false)
+            let meta = context.meta
             return try Responses.json(
                 try await authorizationCodes.exchange(
                     code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, meta: meta),
@@ -43,13 +43,13 @@ struct OAuthRoutes: Sendable {
             let client = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
             return try Responses.json(try await oauthFlows.clientCredentials(client: client, scope: form["scope"]), noStore: true)
         default:
-            throw OAuthError.unsupportedGrantType("grant_type \(grantType) is not supported.")
+            throw GatehouseError.unsupportedGrantType("grant_type \(grantType) is not supported.")
         }
     }
 
     @Sendable func revoke(_ request: Request, context: AppRequestContext) async throws -> Response {
         let form = try await RequestDecoding.form(from: request)
-        guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is required.") }
+        guard let token = form["token"], !token.isEmpty else { throw GatehouseError.badRequest("token is required.") }
         let client = try await client(request, form, requireExplicit: false)
         try await oauthFlows.revoke(token: token, client: client)
         return Response(status: .ok, headers: [.cacheControl: "no-store"])
@@ -59,7 +59,7 @@ struct OAuthRoutes: Sendable {
         let form = try await RequestDecoding.form(from: request)
         let credentials = try Self.credentials(request, form)
         _ = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
-        guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is required.") }
+        guard let token = form["token"], !token.isEmpty else { throw GatehouseError.badRequest("token is required.") }
         return try Responses.json(try await oauthFlows.introspect(token: token), noStore: true)
     }
 
@@ -71,7 +71,7 @@ struct OAuthRoutes: Sendable {
             do {
                 return try await clients.resolve(nil)
             } catch {
-                throw OAuthError.invalidClient("client_id is required.")
+                throw GatehouseError.clientAuthenticationFailed("client_id is required.")
             }
         }
         return try await clients.authenticate(clientID: id, secret: credentials.secret)
@@ -84,14 +84,14 @@ struct OAuthRoutes: Sendable {
             guard parts.count == 2, parts[0].lowercased() == "basic",
                 let decoded = Data(base64Encoded: String(parts[1])).flatMap({ String(data: $0, encoding: .utf8) }),
                 let colon = decoded.firstIndex(of: ":")
-            else { throw OAuthError.invalidClient("Malformed Basic credentials.") }
+            else { throw GatehouseError.clientAuthenticationFailed("Malformed Basic credentials.") }
             guard form["client_secret"] == nil else {
-                throw OAuthError.invalidRequest("Use one client authentication method only.")
+                throw GatehouseError.badRequest("Use one client authentication method only.")
             }
             let id = String(decoded[..<colon]).removingPercentEncoding ?? ""
             let secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding ?? ""
             if let formID = form["client_id"], formID != id {
-                throw OAuthError.invalidRequest("client_id does not match the credentials.")
+                throw GatehouseError.badRequest("client_id does not match the credentials.")
             }
             return (id, secret)
         }

@@ -17,9 +17,7 @@ struct OperationsRoutes: Sendable {
             return try Responses.json(["status": "ready"])
         } catch {
             context.logger.warning("readiness check failed", metadata: ["error_type": "\(type(of: error))"])
-            return Responses.problem(GatehouseError(
-                status: 503, code: .serverBusy, title: "Not ready", detail: "The database is unreachable or not migrated.",
-                retryAfter: 5))
+            return ProblemRenderer.response(.notReady("The database is unreachable or not migrated."))
         }
     }
 

@@ -6,16 +6,12 @@ import Hummingbird
 struct PasswordlessRoutes: Sendable {
     let otp: OTPFlow
     let terms: TermsFlow
-    let trustForwardedFor: Bool
+    let status: IdentifierStatusFlow
 
-    init(services: CoreServices, trustForwardedFor: Bool) {
+    init(services: CoreServices) {
         self.otp = OTPFlow(services: services)
         self.terms = TermsFlow(services: services)
-        self.trustForwardedFor = trustForwardedFor
-    }
-
-    private func meta(_ request: Request, _ remoteAddress: String?) -> RequestMeta {
-        RequestMeta(request: request, remoteAddress: remoteAddress, trustForwardedFor: trustForwardedFor)
+        self.status = IdentifierStatusFlow(services: services)
     }
 
     private func clientID(_ request: Request) -> String? {
@@ -25,21 +21,21 @@ struct PasswordlessRoutes: Sendable {
     @Sendable func send(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(OTPRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        return try Responses.json(try await otp.send(body, meta: meta(request, context.remoteAddress)), status: .accepted)
+        return try Responses.json(try await otp.send(body, meta: context.meta), status: .accepted)
     }
 
     @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(OTPVerifyRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        return try Responses.json(try await otp.verify(body, meta: meta(request, context.remoteAddress)), noStore: true)
+        return try Responses.json(try await otp.verify(body, meta: context.meta), noStore: true)
     }
 
     @Sendable func identifierStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        let status = try await terms.identifierStatus(
+        let answer = try await status.identifierStatus(
             email: query.get("email"), phone: query.get("phone"), clientID: clientID(request),
-            meta: meta(request, context.remoteAddress))
-        return try Responses.json(status, noStore: true)
+            meta: context.meta)
+        return try Responses.json(answer, noStore: true)
     }
 
     @Sendable func showTerms(_ request: Request, context: AppRequestContext) async throws -> Response {

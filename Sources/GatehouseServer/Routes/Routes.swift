@@ -9,52 +9,64 @@ struct Routes {
 
     func register(on router: Router<AppRequestContext>) {
         let services = server.services
-        // Metrics outermost so it counts the status the client saw, not the error thrown inside.
+        // Metrics outermost so it counts the status the client saw, not the error thrown inside. The
+        // outer error middleware answers what no group claims (unknown routes) as a problem document.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware())
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
+        router.add(middleware: ClientAddressMiddleware(trustForwardedFor: server.configuration.trustForwardedFor))
 
-        let accounts = AccountRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
-        router.post("/v1/signup", use: accounts.signup)
-        router.post("/v1/login", use: accounts.login)
+        // Public JSON API: problem documents.
+        let api = router.group("/v1").add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
+        let accounts = AccountRoutes(services: services)
+        api.post("signup", use: accounts.signup)
+        api.post("login", use: accounts.login)
 
-        let verification = VerificationRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
-        router.post("/v1/verification", use: verification.resend)
-        router.post("/v1/verify", use: verification.verify)
-        router.post("/v1/recovery", use: verification.requestRecovery)
-        router.post("/v1/recovery/verify", use: verification.verifyRecovery)
+        let verification = VerificationRoutes(services: services)
+        api.post("verification", use: verification.resend)
+        api.post("verify", use: verification.verify)
+        api.post("recovery", use: verification.requestRecovery)
+        api.post("recovery/verify", use: verification.verifyRecovery)
 
-        let passwordless = PasswordlessRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
-        router.post("/v1/otp", use: passwordless.send)
-        router.post("/v1/otp/verify", use: passwordless.verify)
-        router.get("/v1/identifiers/status", use: passwordless.identifierStatus)
-        router.get("/v1/terms", use: passwordless.showTerms)
-        router.get("/v1/required-fields", use: passwordless.requiredFields)
-        router.get("/v1/client", use: passwordless.client)
+        let passwordless = PasswordlessRoutes(services: services)
+        api.post("otp", use: passwordless.send)
+        api.post("otp/verify", use: passwordless.verify)
+        api.get("identifiers/status", use: passwordless.identifierStatus)
+        api.get("terms", use: passwordless.showTerms)
+        api.get("required-fields", use: passwordless.requiredFields)
+        api.get("client", use: passwordless.client)
 
-        let pages = PageRoutes(services: services, catalog: server.templates, trustForwardedFor: server.configuration.trustForwardedFor)
-        router.get("/verify", use: pages.verify)
-        router.get("/reset", use: pages.resetForm)
-        router.post("/reset", use: pages.reset)
-
-        let authenticated = router.group("/v1")
-            .add(middleware: BearerMiddleware(authenticator: BearerAuthenticator(services: services)))
+        // The signed-in user's API: a user's bearer token, checked before the handler runs.
+        let me = router.group("/v1")
+            .add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
+            .add(middleware: AuthenticationMiddleware(authenticators: [
+                BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
+            ]))
             .group(context: AuthenticatedContext.self)
-        let me = MeRoutes(services: services, trustForwardedFor: server.configuration.trustForwardedFor)
-        authenticated.post("logout", use: me.logout)
-        authenticated.get("me", use: me.show)
-        authenticated.patch("me", use: me.update)
-        authenticated.put("me/password", use: me.changePassword)
-        authenticated.get("me/sessions", use: me.sessions)
-        authenticated.delete("me/sessions/:id", use: me.revokeSession)
-        authenticated.get("me/agreements", use: passwordless.agreements)
-        authenticated.post("me/agreements", use: passwordless.accept)
-        authenticated.get("me/required-fields", use: passwordless.missingFields)
+        let account = MeRoutes(services: services)
+        me.post("logout", use: account.logout)
+        me.get("me", use: account.show)
+        me.patch("me", use: account.update)
+        me.put("me/password", use: account.changePassword)
+        me.get("me/sessions", use: account.sessions)
+        me.delete("me/sessions/:id", use: account.revokeSession)
+        me.get("me/agreements", use: passwordless.agreements)
+        me.post("me/agreements", use: passwordless.accept)
+        me.get("me/required-fields", use: passwordless.missingFields)
 
-        let oauth = OAuthRoutes(services: services)
-        router.post("/oauth/token", use: oauth.token)
-        router.post("/oauth/revoke", use: oauth.revoke)
-        router.post("/oauth/introspect", use: oauth.introspect)
+        // OAuth 2.0 endpoints: RFC 6749 error bodies.
+        let oauth = router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))
+        let oauthRoutes = OAuthRoutes(services: services)
+        oauth.post("token", use: oauthRoutes.token)
+        oauth.post("revoke", use: oauthRoutes.revoke)
+        oauth.post("introspect", use: oauthRoutes.introspect)
+
+        // Hosted pages behind the links in mail: HTML, also when they fail.
+        let pages = router.group().add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
+        let pageRoutes = PageRoutes(services: services, catalog: server.templates)
+        pages.get("verify", use: pageRoutes.verify)
+        pages.get("reset", use: pageRoutes.resetForm)
+        pages.post("reset", use: pageRoutes.reset)
 
         let discovery = DiscoveryRoutes(server: server)
         router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)
@@ -65,22 +77,6 @@ struct Routes {
         router.get("/health/ready", use: operations.ready)
         router.get("/metrics", use: operations.metrics)
         router.get("/openapi.yaml", use: operations.openAPI)
-    }
-}
-
-extension RequestMeta {
-    init(request: Request, remoteAddress: String?, trustForwardedFor: Bool) {
-        var ip = remoteAddress
-        // The rightmost entry is the one our proxy appended; entries left of it are the client's to forge.
-        if trustForwardedFor, let forwarded = request.headers[HTTPField.Name("X-Forwarded-For")!],
-            let last = forwarded.split(separator: ",").last
-        {
-            let candidate = last.trimmingCharacters(in: .whitespaces)
-            if candidate.count <= 45, candidate.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) { ip = candidate }
-        }
-        self.init(
-            ipAddress: ip, userAgent: request.headers[.userAgent],
-            acceptLanguage: request.headers[.acceptLanguage].map { String($0.prefix(128)) })
     }
 }
 

@@ -6,21 +6,15 @@ import Hummingbird
 struct VerificationRoutes: Sendable {
     let verification: VerificationFlow
     let recovery: RecoveryFlow
-    let trustForwardedFor: Bool
 
-    init(services: CoreServices, trustForwardedFor: Bool) {
+    init(services: CoreServices) {
         self.verification = VerificationFlow(services: services)
         self.recovery = RecoveryFlow(services: services)
-        self.trustForwardedFor = trustForwardedFor
-    }
-
-    private func meta(_ request: Request, _ context: AppRequestContext) -> RequestMeta {
-        RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
     }
 
     @Sendable func resend(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await RequestDecoding.json(VerificationResendRequest.self, from: request, context: context)
-        try await verification.resend(email: body.email, clientID: request.clientID(body: body.clientId), meta: meta(request, context))
+        try await verification.resend(email: body.email, clientID: request.clientID(body: body.clientId), meta: context.meta)
         return Response(status: .accepted)
     }
 
@@ -28,10 +22,10 @@ struct VerificationRoutes: Sendable {
         let body = try await RequestDecoding.json(CodeVerificationRequest.self, from: request, context: context)
         let tokens: TokenResponse
         if let token = body.token, !token.isEmpty {
-            tokens = try await verification.verify(token: token, meta: meta(request, context))
+            tokens = try await verification.verify(token: token, meta: context.meta)
         } else if let email = body.email, let code = body.code {
             tokens = try await verification.verify(
-                email: email, code: code, clientID: request.clientID(body: body.clientId), meta: meta(request, context))
+                email: email, code: code, clientID: request.clientID(body: body.clientId), meta: context.meta)
         } else {
             throw GatehouseError.validation(field: nil, code: .required, message: "Send email and code, or token.")
         }
@@ -40,7 +34,7 @@ struct VerificationRoutes: Sendable {
 
     @Sendable func requestRecovery(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await RequestDecoding.json(RecoveryRequest.self, from: request, context: context)
-        try await recovery.request(email: body.email, clientID: request.clientID(body: body.clientId), meta: meta(request, context))
+        try await recovery.request(email: body.email, clientID: request.clientID(body: body.clientId), meta: context.meta)
         return Response(status: .accepted)
     }
 
@@ -48,7 +42,7 @@ struct VerificationRoutes: Sendable {
         let body = try await RequestDecoding.json(CodeVerificationRequest.self, from: request, context: context)
         let tokens = try await recovery.verify(
             email: body.email, code: body.code, token: body.token, clientID: request.clientID(body: body.clientId),
-            meta: meta(request, context))
+            meta: context.meta)
         return try Responses.json(tokens, noStore: true)
     }
 }

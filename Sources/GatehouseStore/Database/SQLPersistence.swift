@@ -26,8 +26,11 @@ public final class SQLPersistence: Persistence {
         self.logger = logger
     }
 
-    /// Opens the database and applies pending migrations.
-    public static func open(_ url: DatabaseURL, logger: Logger, readers: Int = 4) async throws -> SQLPersistence {
+    /// Opens the database and applies pending migrations (up to `migrateUpTo` when given: upgrade tests
+    /// write data in an older schema, then open again with every migration).
+    public static func open(_ url: DatabaseURL, logger: Logger, readers: Int = 4, migrateUpTo: Int? = nil) async throws
+        -> SQLPersistence
+    {
         let persistence: SQLPersistence
         switch url {
         case .sqlite(let path):
@@ -36,7 +39,7 @@ public final class SQLPersistence: Persistence {
             persistence = try openPostgres(url: raw, logger: logger)
         }
         do {
-            try await Migrator(persistence: persistence).migrate()
+            try await Migrator(persistence: persistence, upTo: migrateUpTo).migrate()
         } catch {
             await persistence.shutdown()
             throw error
@@ -111,6 +114,14 @@ public final class SQLPersistence: Persistence {
             return try await client.withConnection { connection in
                 try await body(connection.sql(queryLogLevel: nil))
             }
+        }
+    }
+
+    /// Runs raw SQL in one transaction: for upgrade tests that must write rows the way an older
+    /// version did, below the stores.
+    public func executeRaw(_ statements: [String]) async throws {
+        try await transactionOnDatabase { db in
+            for statement in statements { try await db.raw(SQLQueryString(statement)).run() }
         }
     }
 

@@ -150,5 +150,90 @@ enum Migrations {
             "CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id, created_at)",
             "ALTER TABLE refresh_tokens DROP COLUMN rotated_at",
         ]),
+        // Credentials of many types per user (the Kratos model): an id, a type, a versioned JSON config and
+        // a failure counter of their own, found by identifiers unique per type (email for a password,
+        // provider + subject for a federated identity, device + key for an authenticator). Existing
+        // passwords move over with the user's email and phone as identifiers. The config is built by
+        // concatenation: PHC and bcrypt strings use only `$ , = . / +` and alphanumerics, nothing JSON
+        // must escape.
+        Migration(version: 4, name: "credentials with identifiers, flows, browser sessions", statements: [
+            "ALTER TABLE credentials RENAME TO credentials_v1",
+            """
+            CREATE TABLE credentials (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                type TEXT NOT NULL,
+                config TEXT NOT NULL,
+                config_version BIGINT NOT NULL DEFAULT 1,
+                failure_count BIGINT NOT NULL DEFAULT 0,
+                locked_until BIGINT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX credentials_user ON credentials (user_id, type)",
+            """
+            CREATE TABLE credential_identifiers (
+                type TEXT NOT NULL,
+                identifier TEXT NOT NULL,
+                credential_id TEXT NOT NULL REFERENCES credentials(id) ON DELETE CASCADE,
+                PRIMARY KEY (type, identifier)
+            )
+            """,
+            "CREATE INDEX credential_identifiers_credential ON credential_identifiers (credential_id)",
+            """
+            INSERT INTO credentials (id, user_id, type, config, config_version, failure_count, created_at, updated_at)
+            SELECT 'v1-' || user_id || '-' || kind, user_id, kind, '{"hashed_password":"' || secret || '"}', 1, 0,
+                   created_at, updated_at
+            FROM credentials_v1
+            """,
+            """
+            INSERT INTO credential_identifiers (type, identifier, credential_id)
+            SELECT c.type, u.email, c.id FROM credentials c JOIN users u ON u.id = c.user_id WHERE u.email IS NOT NULL
+            """,
+            """
+            INSERT INTO credential_identifiers (type, identifier, credential_id)
+            SELECT c.type, u.phone, c.id FROM credentials c JOIN users u ON u.id = c.user_id WHERE u.phone IS NOT NULL
+            """,
+            "DROP TABLE credentials_v1",
+            """
+            CREATE TABLE flows (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                redirect_uri TEXT,
+                code_challenge TEXT,
+                code_challenge_method TEXT,
+                nonce TEXT,
+                state TEXT,
+                csrf_hash TEXT NOT NULL,
+                step TEXT NOT NULL,
+                user_id TEXT REFERENCES users(id) ON DELETE CASCADE,
+                browser_session_id TEXT,
+                data TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                consumed_at BIGINT
+            )
+            """,
+            "CREATE INDEX flows_expiry ON flows (expires_at)",
+            """
+            CREATE TABLE browser_sessions (
+                id TEXT PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                amr TEXT NOT NULL,
+                auth_time BIGINT NOT NULL,
+                user_agent TEXT,
+                ip_address TEXT,
+                created_at BIGINT NOT NULL,
+                last_seen_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                revoked_at BIGINT
+            )
+            """,
+            "CREATE INDEX browser_sessions_user ON browser_sessions (user_id)",
+        ]),
     ]
 }

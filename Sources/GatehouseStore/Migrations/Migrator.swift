@@ -4,6 +4,8 @@ import SQLKit
 /// Applies pending migrations, each in its own transaction, safe to run from several nodes at once.
 struct Migrator {
     let persistence: SQLPersistence
+    /// Stop after this version (upgrade tests write data in an older schema first); nil = all.
+    var upTo: Int? = nil
 
     func migrate() async throws {
         let dialect = persistence.dialect
@@ -12,7 +14,7 @@ struct Migrator {
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
             ).run()
         }
-        for migration in Migrations.all {
+        for migration in Migrations.all where migration.version <= (upTo ?? Int.max) {
             try await persistence.transactionOnDatabase { db in
                 if let lock = dialect.migrationLock { try await db.raw(SQLQueryString(lock)).run() }
                 // Re-checked under the lock: another node may have applied it meanwhile.

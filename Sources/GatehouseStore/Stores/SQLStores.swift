@@ -16,4 +16,6 @@ struct SQLStores: Stores {
     var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
     var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
     var agreements: any AgreementStore { SQLAgreementStore(db: db) }
+    var flows: any FlowStore { SQLFlowStore(db: db) }
+    var browserSessions: any BrowserSessionStore { SQLBrowserSessionStore(db: db) }
 }

@@ -8,7 +8,7 @@ struct SQLUserStore: UserStore {
 
     private static let columns = """
         u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.state, u.created_at, u.updated_at,
-        u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.kind = 'password') AS has_password
+        u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.type = 'password') AS has_password
         """
 
     func insert(_ user: UserRecord) async throws {
@@ -72,40 +72,5 @@ struct SQLUserStore: UserStore {
             state: UserState(rawValue: try row.string("state")), createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at"), lastLoginAt: try row.optionalDate("last_login_at"),
             hasPassword: try row.int("has_password") > 0)
-    }
-}
-
-struct SQLCredentialStore: CredentialStore {
-    let db: any SQLDatabase
-
-    func upsert(_ credential: CredentialRecord) async throws {
-        try await db.raw(
-            """
-            INSERT INTO credentials (user_id, kind, secret, created_at, updated_at)
-            VALUES (\(bind: Columns.id(credential.userID)), \(bind: credential.kind.rawValue), \(bind: credential.secret),
-                    \(bind: Columns.millis(credential.createdAt)), \(bind: Columns.millis(credential.updatedAt)))
-            ON CONFLICT (user_id, kind) DO UPDATE SET secret = excluded.secret, updated_at = excluded.updated_at
-            """
-        ).run()
-    }
-
-    func delete(userID: UUID, kind: CredentialRecord.Kind) async throws {
-        try await db.raw(
-            "DELETE FROM credentials WHERE user_id = \(bind: Columns.id(userID)) AND kind = \(bind: kind.rawValue)"
-        ).run()
-    }
-
-    func find(userID: UUID, kind: CredentialRecord.Kind) async throws -> CredentialRecord? {
-        guard
-            let row = try await db.raw(
-                """
-                SELECT secret, created_at, updated_at FROM credentials
-                WHERE user_id = \(bind: Columns.id(userID)) AND kind = \(bind: kind.rawValue)
-                """
-            ).first()
-        else { return nil }
-        return CredentialRecord(
-            userID: userID, kind: kind, secret: try row.string("secret"), createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at"))
     }
 }

@@ -96,7 +96,7 @@ public struct UserImport: Sendable {
                     continue
                 }
                 if let hash {
-                    try await stores.credentials.upsert(CredentialRecord(userID: user.id, kind: .password, secret: hash, createdAt: now))
+                    try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
                 }
                 imported += 1
             }

@@ -94,40 +94,7 @@ public struct OneTimeCodes: Sendable {
         "\(purpose.rawValue):\(clientID):\(identifier)"
     }
 
-    static let expired = GatehouseError(
-        status: 401, code: .codeExpired, title: "Code expired",
-        detail: "This code or link is no longer valid. Ask for a new one.")
+    static let expired = GatehouseError.codeExpired
 
-    static func invalid(remaining: Int) -> GatehouseError {
-        GatehouseError(
-            status: 401, code: .invalidCode, title: "Invalid code", detail: "The code is wrong.",
-            remainingAttempts: remaining)
-    }
-}
-
-/// Send cool-downs: one message per binding per interval, counted in the database.
-struct SendCooldown: Sendable {
-    let services: CoreServices
-
-    /// Throws 429 when a message for `key` went out less than `interval` ago, or when `key` had its
-    /// hourly share of messages (which also bounds guesses: 5 per code); otherwise records this one.
-    func claim(_ key: String, interval: TimeInterval) async throws {
-        let now = services.clock.now()
-        let hash = Secrets.sha256Hex(key)
-        let recent = try await services.persistence.transaction { stores in
-            try await stores.attempts.recordFailure(key: "cooldown:" + hash, now: now, window: interval)
-        }
-        if recent.count > 1 {
-            let left = recent.windowStart.addingTimeInterval(interval).timeIntervalSince(now)
-            throw GatehouseError.rateLimited(retryAfter: min(Int(interval.rounded(.up)), max(1, Int(left.rounded(.up)))))
-        }
-        // Only sends past the cool-down count towards the hour.
-        let hourly = try await services.persistence.transaction { stores in
-            try await stores.attempts.recordFailure(key: "hourly:" + hash, now: now, window: 3600)
-        }
-        if hourly.count > services.settings.otpSendsPerHour {
-            let left = hourly.windowStart.addingTimeInterval(3600).timeIntervalSince(now)
-            throw GatehouseError.rateLimited(retryAfter: min(3600, max(1, Int(left.rounded(.up)))))
-        }
-    }
+    static func invalid(remaining: Int) -> GatehouseError { .invalidCode(remaining: remaining) }
 }

@@ -3,9 +3,17 @@ import GatehouseAPI
 
 /// Starts sessions and mints the tokens of a token response. Shared by every flow that signs a user in.
 public struct SessionIssuer: Sendable {
-    let services: CoreServices
+    let persistence: any Persistence
+    let tokens: AccessTokens
+    let clock: any WallClock
+    let settings: CoreSettings
 
-    public init(services: CoreServices) { self.services = services }
+    public init(persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings) {
+        self.persistence = persistence
+        self.tokens = tokens
+        self.clock = clock
+        self.settings = settings
+    }
 
     public struct Started: Sendable {
         public var session: SessionRecord
@@ -16,10 +24,10 @@ public struct SessionIssuer: Sendable {
     public func start(
         user: UserRecord, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores
     ) async throws -> Started {
-        let now = services.clock.now()
+        let now = clock.now()
         let session = SessionRecord(
             userID: user.id, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
-            ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(services.settings.sessionLifetime))
+            ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime))
         try await stores.sessions.insert(session)
         let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
         try await stores.refreshTokens.insert(
@@ -35,7 +43,7 @@ public struct SessionIssuer: Sendable {
     }
 
     func accessTTL(_ client: ClientRecord) -> Int {
-        min(max(client.settings.accessTokenTTL, 30), services.settings.maxAccessTokenTTL)
+        min(max(client.settings.accessTokenTTL, 30), settings.maxAccessTokenTTL)
     }
 
     /// The token response for a session (access token signed now).
@@ -45,12 +53,12 @@ public struct SessionIssuer: Sendable {
     ) async throws -> TokenResponse {
         let ttl = accessTTL(client)
         let scope = session.scopes.joined(separator: " ")
-        let access = try await services.tokens.issue(
+        let access = try await tokens.issue(
             subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
             clientID: client.id, scope: scope, amr: session.amr, ttl: ttl)
         var idToken: String?
         if session.scopes.contains("openid") {
-            idToken = try await services.tokens.issueIDToken(
+            idToken = try await tokens.issueIDToken(
                 subject: session.userID.uuidString.lowercased(), clientID: client.id,
                 sessionID: session.id.uuidString.lowercased(), authTime: session.createdAt, nonce: nonce,
                 amr: session.amr, email: user?.email, emailVerified: user?.emailVerified, ttl: ttl)
@@ -64,12 +72,12 @@ public struct SessionIssuer: Sendable {
 
     /// The user with what the app must still ask for, so it learns it without two more calls.
     func annotated(_ user: UserRecord, client: ClientRecord) async throws -> User {
-        let agreement = try await services.persistence.read {
+        let agreement = try await persistence.read {
             try await $0.agreements.find(userID: user.id, clientID: client.id)
         }
         var wire = user.wire
         wire.agreementsUpToDate = AgreementRecord.isUpToDate(agreement, settings: client.settings)
-        wire.missingRequiredFields = TermsFlow.missing(user: user, client: client)
+        wire.missingRequiredFields = RequiredFieldsPolicy.missing(user: user, client: client)
         return wire
     }
 

@@ -23,23 +23,14 @@ public struct CoreSettings: Sendable {
     public var otpSendsPerHour = 10
     /// Identifier status look-ups per client IP per minute.
     public var identifierStatusPerMinute = 30
+    /// How long a signed-in browser stays signed in (hosted pages, single sign-on).
+    public var browserSessionLifetime: TimeInterval = 14 * 24 * 3600
+    /// How long a persisted flow (a browser going through pages) may take.
+    public var flowLifetime: TimeInterval = 30 * 60
     /// How long a recovery session may set a new password without the old one.
     public var recoveryPasswordWindow: TimeInterval = 10 * 60
 
     public init(publicURL: String) {
         self.publicURL = publicURL
-    }
-}
-
-/// What the transport knows about the caller that the rules care about.
-public struct RequestMeta: Sendable, Hashable {
-    public var ipAddress: String?
-    public var userAgent: String?
-    public var acceptLanguage: String?
-
-    public init(ipAddress: String? = nil, userAgent: String? = nil, acceptLanguage: String? = nil) {
-        self.ipAddress = ipAddress
-        self.userAgent = userAgent.map { String($0.prefix(512)) }
-        self.acceptLanguage = acceptLanguage
     }
 }

@@ -1,25 +1,27 @@
 import Foundation
 
-/// Who is calling, once the bearer token has been checked.
-public struct Principal: Sendable {
-    public var claims: AccessTokenClaims
-    public var session: SessionRecord
-    public var user: UserRecord
-}
-
-/// Checks an access token and that its session is still live, so logout takes effect at once.
+/// Checks a user's access token and that its session is still live, so logout takes effect at once.
 public struct BearerAuthenticator: Sendable {
-    let services: CoreServices
+    let tokens: AccessTokens
+    let persistence: any Persistence
+    let clock: any WallClock
 
-    public init(services: CoreServices) { self.services = services }
+    public init(services: CoreServices) {
+        self.tokens = services.tokens
+        self.persistence = services.persistence
+        self.clock = services.clock
+    }
 
-    public func authenticate(_ token: String) async throws -> Principal {
-        let claims = try await services.tokens.verify(token)
+    /// The principal; nil when the token is valid but not a user's (a `client_credentials` token has no
+    /// session), so another authenticator may claim it. A bad, expired or revoked token throws.
+    public func authenticate(_ token: String) async throws -> Principal? {
+        let claims = try await tokens.verify(token)
+        if claims.sid.isEmpty { return nil }
         guard let sessionID = UUID(uuidString: claims.sid), let userID = UUID(uuidString: claims.sub) else {
             throw GatehouseError.unauthorized("This token does not belong to a user session.")
         }
-        let now = services.clock.now()
-        let found = try await services.persistence.read { stores -> (SessionRecord, UserRecord)? in
+        let now = clock.now()
+        let found = try await persistence.read { stores -> (SessionRecord, UserRecord)? in
             guard let session = try await stores.sessions.find(id: sessionID), session.isLive(at: now),
                 session.userID == userID, let user = try await stores.users.find(id: userID)
             else { return nil }

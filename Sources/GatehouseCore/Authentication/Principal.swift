@@ -1,0 +1,42 @@
+import Foundation
+
+/// A user, once an access token (or a browser session) has been checked against a live session.
+public struct Principal: Sendable {
+    public var claims: AccessTokenClaims
+    public var session: SessionRecord
+    public var user: UserRecord
+
+    public init(claims: AccessTokenClaims, session: SessionRecord, user: UserRecord) {
+        self.claims = claims
+        self.session = session
+        self.user = user
+    }
+}
+
+/// An operator's machine credential: a confidential client's `client_credentials` token that carries
+/// an admin scope. Never a user's session.
+public struct AdminPrincipal: Sendable, Hashable {
+    public var clientID: String
+    public var scopes: Set<String>
+
+    public init(clientID: String, scopes: Set<String>) {
+        self.clientID = clientID
+        self.scopes = scopes
+    }
+
+    /// Whether this credential may act in `area` (`admin` allows everything; `admin:read` reads only).
+    public func allows(_ scope: String) -> Bool { scopes.contains(AdminScope.all) || scopes.contains(scope) }
+}
+
+/// The scopes an admin credential may carry.
+public enum AdminScope {
+    public static let all = "admin"
+    public static let read = "admin:read"
+}
+
+/// Who a request comes from, as the first authenticator that recognised it says.
+public enum Identity: Sendable {
+    case user(Principal)
+    case admin(AdminPrincipal)
+    case browser(BrowserPrincipal)
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The work of one credential type (password, federated identity, device authenticator, …): how a
+/// submission names its credential, how it is checked, what it is worth (`amr`). Flows never switch on
+/// credential types; they hand a strategy and its submission to ``FlowRunner/signIn(with:submission:request:)``.
+/// A new type needs a strategy and nothing else: no flow changes.
+public protocol CredentialStrategy: Sendable {
+    /// What the caller presents: a password, a signature over a challenge, a provider's token.
+    associatedtype Submission: Sendable
+
+    var type: CredentialType { get }
+    /// What a session started with this credential reports in `amr`.
+    var amr: [String] { get }
+    /// Whether a sign-in proves the identifier itself (a code sent to it, a provider's verified
+    /// claim). A password does not, so clients that require a verified email refuse it until then.
+    var provesIdentifier: Bool { get }
+
+    /// The normalized identifier the submission names (the credential's lookup key). Throws
+    /// ``GatehouseError/invalidCredentials`` for shapes that can never match, before any lookup.
+    func identifier(of submission: Submission) throws -> String
+
+    /// Checks the submission against the stored credential.
+    func verify(_ submission: Submission, against credential: CredentialRecord) async throws -> CredentialVerification
+
+    /// The same work as ``verify(_:against:)`` when no credential answers to the identifier, so a caller
+    /// cannot tell an unknown account from a wrong secret by time.
+    func verifyUnknown(_ submission: Submission) async throws
+}
+
+/// What checking a submission found.
+public enum CredentialVerification: Sendable, Equatable {
+    /// Correct. `upgradedConfig` replaces the stored config when the strategy wants it upgraded (a
+    /// password hashed with older parameters).
+    case verified(upgradedConfig: String?)
+    case rejected
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// Applications.
+public protocol ClientStore: Sendable {
+    /// Throws ``StoreError/conflict`` when the id is taken.
+    func insert(_ client: ClientRecord) async throws
+    func find(id: String) async throws -> ClientRecord?
+    func findDefault() async throws -> ClientRecord?
+    func list() async throws -> [ClientRecord]
+    func update(_ client: ClientRecord) async throws
+    /// Returns whether a row was deleted.
+    func delete(id: String) async throws -> Bool
+}
+
+/// Signing keys.
+public protocol SigningKeyStore: Sendable {
+    func insert(_ key: SigningKeyRecord) async throws
+    /// Every key that may still verify a token at `now` (the current one first).
+    func listPublished(now: Date) async throws -> [SigningKeyRecord]
+    /// Retires every key but `kid`, publishing each until `publishUntil`.
+    func retireAll(except kid: String, at: Date, publishUntil: Date) async throws
+}
+
+/// The terms versions each user accepted, per client.
+public protocol AgreementStore: Sendable {
+    func find(userID: UUID, clientID: String) async throws -> AgreementRecord?
+    func upsert(_ agreement: AgreementRecord) async throws
+}
+
+/// The durable outbox.
+public protocol OutboxStore: Sendable {
+    func enqueue(_ message: OutboxMessage) async throws
+    /// Leases up to `limit` due messages to this caller until `leaseUntil`.
+    func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxMessage]
+    func markSent(id: UUID, at: Date) async throws
+    func markFailed(id: UUID, error: String, retryAt: Date?, at: Date) async throws
+    func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage]
+    func find(id: UUID) async throws -> OutboxMessage?
+    func retry(id: UUID, at: Date) async throws -> Bool
+}

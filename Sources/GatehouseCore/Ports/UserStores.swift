@@ -1,0 +1,34 @@
+import Foundation
+
+/// Users, one row each. Uniqueness of email and phone is the store's to enforce.
+public protocol UserStore: Sendable {
+    /// Throws ``StoreError/conflict`` when the email or phone is taken.
+    func insert(_ user: UserRecord) async throws
+    func find(id: UUID) async throws -> UserRecord?
+    func find(email: String) async throws -> UserRecord?
+    func find(phone: String) async throws -> UserRecord?
+    func update(_ user: UserRecord) async throws
+    func recordLogin(id: UUID, at: Date) async throws
+    func count() async throws -> Int
+}
+
+/// Credentials of every type, with their identifiers (unique per type across all users).
+public protocol CredentialStore: Sendable {
+    /// Throws ``StoreError/conflict`` when one of its identifiers is taken for its type.
+    func insert(_ credential: CredentialRecord) async throws
+    /// Writes config, version, identifiers and `updatedAt`; throws ``StoreError/conflict`` like `insert`.
+    func update(_ credential: CredentialRecord) async throws
+    func find(id: String) async throws -> CredentialRecord?
+    /// The credential of `type` that answers to `identifier`.
+    func find(type: CredentialType, identifier: String) async throws -> CredentialRecord?
+    /// A user's credentials, of one type or all, oldest first.
+    func list(userID: UUID, type: CredentialType?) async throws -> [CredentialRecord]
+    /// Returns whether a row was deleted.
+    func delete(id: String) async throws -> Bool
+    /// Deletes every credential of `type` the user has; returns how many.
+    func deleteAll(userID: UUID, type: CredentialType) async throws -> Int
+    /// Adds one failure in one statement (exact under concurrency, across nodes); returns the new
+    /// count, or nil when the credential is gone.
+    func recordFailure(id: String, at: Date) async throws -> Int?
+    func resetFailures(id: String) async throws
+}

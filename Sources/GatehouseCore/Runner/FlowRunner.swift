@@ -1,0 +1,166 @@
+import Foundation
+import GatehouseAPI
+
+/// Runs what every flow shares: sign-in through any credential strategy with its hook points, and the
+/// life of persisted flows (begin, advance, finish once).
+public struct FlowRunner: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    /// What a sign-in asks for besides the credential.
+    public struct SignInRequest: Sendable {
+        public var clientID: String?
+        public var scope: String?
+        public var nonce: String?
+        public var meta: RequestMeta
+
+        public init(clientID: String?, scope: String? = nil, nonce: String? = nil, meta: RequestMeta) {
+            self.clientID = clientID
+            self.scope = scope
+            self.nonce = nonce
+            self.meta = meta
+        }
+    }
+
+    /// Signs a user in with `strategy`: before-hook, throttle, lookup by identifier, verification (or
+    /// the same work for an unknown one), failure counting on the credential and the throttle, the
+    /// account's state, the session, after-hook. The same path for every credential type.
+    public func signIn<S: CredentialStrategy>(with strategy: S, submission: S.Submission, request: SignInRequest)
+        async throws -> TokenResponse
+    {
+        let client = try await services.clients.resolve(request.clientID)
+        if let nonce = request.nonce, nonce.count > 256 {
+            throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
+        }
+        let identifier = try strategy.identifier(of: submission)
+        let meta = request.meta
+        try await services.hooks.before(
+            HookEvent(point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, meta: meta))
+
+        let now = services.clock.now()
+        let throttle = services.throttle
+        let found = try await services.persistence.read { stores -> (UserRecord, CredentialRecord)? in
+            try await throttle.check(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+            guard let credential = try await stores.credentials.find(type: strategy.type, identifier: identifier),
+                let user = try await stores.users.find(id: credential.userID)
+            else { return nil }
+            return (user, credential)
+        }
+
+        // Unknown identifier and wrong secret do the same work and give the same answer.
+        guard let (user, credential) = found else {
+            try await strategy.verifyUnknown(submission)
+            try await recordFailure(identifier: identifier, credentialID: nil, meta: meta, now: now)
+            throw GatehouseError.invalidCredentials
+        }
+        guard case .verified(let upgradedConfig) = try await strategy.verify(submission, against: credential) else {
+            try await recordFailure(identifier: identifier, credentialID: credential.id, meta: meta, now: now)
+            throw GatehouseError.invalidCredentials
+        }
+        guard user.state == .active else { throw GatehouseError.accountDisabled }
+        if client.settings.emailVerification == .required, !strategy.provesIdentifier, !user.emailVerified {
+            throw GatehouseError.emailNotVerified
+        }
+
+        let scopes = SessionIssuer.grant(requested: request.scope, client: client)
+        let issuer = services.issuer
+        let started = try await services.persistence.transaction { stores in
+            if upgradedConfig != nil || credential.failureCount > 0 {
+                var upgraded = credential
+                if let upgradedConfig {
+                    upgraded.config = upgradedConfig
+                    upgraded.updatedAt = now
+                    try await stores.credentials.update(upgraded)
+                }
+                if credential.failureCount > 0 { try await stores.credentials.resetFailures(id: credential.id) }
+            }
+            try await throttle.recordSuccess(email: identifier, stores: stores)
+            try await stores.users.recordLogin(id: user.id, at: now)
+            return try await issuer.start(user: user, client: client, amr: strategy.amr, scopes: scopes, meta: meta, stores: stores)
+        }
+        await services.hooks.after(
+            HookEvent(point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, userID: user.id, meta: meta))
+        var shown = user
+        shown.lastLoginAt = now
+        return try await issuer.response(
+            session: started.session, refreshToken: started.refreshToken, client: client, user: shown, isNew: false,
+            nonce: request.nonce)
+    }
+
+    private func recordFailure(identifier: String, credentialID: String?, meta: RequestMeta, now: Date) async throws {
+        let throttle = services.throttle
+        try await services.persistence.transaction { stores in
+            try await throttle.recordFailure(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+            if let credentialID { _ = try await stores.credentials.recordFailure(id: credentialID, at: now) }
+        }
+    }
+}
+
+// MARK: - Persisted flows
+
+extension FlowRunner {
+    /// A flow just begun, with the CSRF token its forms must carry (only its hash is stored).
+    public struct Begun: Sendable {
+        public var flow: FlowRecord
+        public var csrfToken: String
+    }
+
+    /// Starts a persisted flow for `client`. The redirect URI must already be one the client registered.
+    public func begin(
+        _ kind: FlowKind, client: ClientRecord, redirectURI: String? = nil, pkce: PKCEChallenge? = nil, nonce: String? = nil,
+        state: String? = nil, data: String? = nil, lifetime: TimeInterval? = nil
+    ) async throws -> Begun {
+        if let redirectURI, !client.redirectURIs.contains(redirectURI) {
+            throw GatehouseError.validation(
+                field: "redirect_uri", code: .invalidValue, message: "redirect_uri is not registered for this client.")
+        }
+        let now = services.clock.now()
+        let csrf = Secrets.token(prefix: "gh_csrf_")
+        let flow = FlowRecord(
+            kind: kind, clientID: client.id, redirectURI: redirectURI, pkce: pkce, nonce: nonce, state: state,
+            csrfHash: Secrets.sha256Hex(csrf), data: data, createdAt: now,
+            expiresAt: now.addingTimeInterval(lifetime ?? services.settings.flowLifetime))
+        try await services.persistence.transaction { try await $0.flows.insert(flow) }
+        return Begun(flow: flow, csrfToken: csrf)
+    }
+
+    /// The open flow `id` of `kind`, once the form's CSRF token matches (compared in constant time).
+    public func load(_ id: UUID, kind: FlowKind, csrfToken: String) async throws -> FlowRecord {
+        let now = services.clock.now()
+        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == kind,
+            flow.isOpen(at: now)
+        else { throw GatehouseError.flowExpired }
+        guard Secrets.constantTimeEquals(Secrets.sha256Hex(csrfToken), flow.csrfHash) else {
+            throw GatehouseError.csrfMismatch
+        }
+        return flow
+    }
+
+    /// Moves the flow to its next step; only one caller moves it from a given step.
+    public func advance(_ flow: FlowRecord, to next: FlowStep, userID: UUID? = nil, data: String? = nil) async throws
+        -> FlowRecord
+    {
+        let now = services.clock.now()
+        let moved = try await services.persistence.transaction {
+            try await $0.flows.advance(id: flow.id, from: flow.step, to: next, userID: userID, data: data, at: now)
+        }
+        guard moved else { throw GatehouseError.flowExpired }
+        var advanced = flow
+        advanced.step = next
+        advanced.userID = userID ?? flow.userID
+        advanced.data = data ?? flow.data
+        advanced.updatedAt = now
+        return advanced
+    }
+
+    /// Finishes the flow: exactly one caller gets the record; everyone else, and everyone after the
+    /// expiry, gets ``GatehouseError/flowExpired``.
+    public func complete(_ id: UUID) async throws -> FlowRecord {
+        let now = services.clock.now()
+        guard let flow = try await services.persistence.transaction({ try await $0.flows.consume(id: id, at: now) }) else {
+            throw GatehouseError.flowExpired
+        }
+        return flow
+    }
+}

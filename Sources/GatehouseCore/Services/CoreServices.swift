@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+
+/// The dependencies of the flows, passed in `init` rather than found through a locator, and the
+/// components every flow shares, built once here from only what each needs.
+public struct CoreServices: Sendable {
+    public let persistence: any Persistence
+    public let hasher: PasswordHasher
+    public let tokens: AccessTokens
+    public let secret: ServerSecret
+    public let clock: any WallClock
+    public let settings: CoreSettings
+    public let logger: Logger
+    /// Shared by every copy of these services: one cache per server.
+    public let clientCache: ClientCache
+    /// The before/after hook points every flow passes through.
+    public let hooks: FlowHooks
+
+    public let clients: ClientResolver
+    public let issuer: SessionIssuer
+    public let browserSessions: BrowserSessions
+    public let password: PasswordStrategy
+    public let throttle: LoginThrottle
+
+    public init(
+        persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
+        clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks()
+    ) {
+        self.persistence = persistence
+        self.hasher = hasher
+        self.tokens = tokens
+        self.secret = secret
+        self.clock = clock
+        self.settings = settings
+        self.logger = logger
+        self.hooks = hooks
+        let cache = ClientCache()
+        self.clientCache = cache
+        self.clients = ClientResolver(persistence: persistence, cache: cache)
+        self.issuer = SessionIssuer(persistence: persistence, tokens: tokens, clock: clock, settings: settings)
+        self.browserSessions = BrowserSessions(persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime)
+        self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
+        self.throttle = LoginThrottle(policy: settings.throttle)
+    }
+
+    /// Runs sign-ins through a credential strategy, and persisted flows.
+    public var runner: FlowRunner { FlowRunner(services: self) }
+}

@@ -1,0 +1,13 @@
+import GatehouseCore
+import Hummingbird
+
+/// The browser-session cookie of the hosted pages. An unknown, expired or ended session is "not mine":
+/// the page then asks the user to sign in instead of failing.
+struct BrowserSessionAuthenticator: RequestAuthenticator {
+    let sessions: BrowserSessions
+
+    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Identity? {
+        guard let value = Cookies(request)[BrowserSessionCookie.name] else { return nil }
+        return try await sessions.authenticate(cookieValue: value).map(Identity.browser)
+    }
+}

@@ -1,0 +1,37 @@
+import GatehouseCore
+import Hummingbird
+
+/// One way a request can prove who sends it. Answers nil for "not mine" (no such header, a token of
+/// another kind), so authenticators stack; throws for "mine, and rejected".
+protocol RequestAuthenticator: Sendable {
+    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Identity?
+}
+
+/// Runs the group's authenticators in order and records the first identity found. A request no
+/// authenticator claims goes on without one: the route's child context decides whether that is
+/// allowed.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let authenticators: [any RequestAuthenticator]
+
+    func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+        var context = context
+        for authenticator in authenticators {
+            if let identity = try await authenticator.authenticate(request, context: context) {
+                context.identity = identity
+                break
+            }
+        }
+        return try await next(request, context)
+    }
+}
+
+extension Request {
+    /// The credentials of `Authorization: Bearer …`, or nil when the header is absent or another scheme.
+    var bearerToken: String? {
+        guard let header = headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,58 @@
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Catches whatever a route group's handlers throw, makes it a ``GatehouseError`` and lets the group's
+/// renderer answer. Unexpected errors become an internal failure whose details go to the log only.
+/// Also sets the headers every answer carries.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let renderer: any ErrorRenderer
+
+    init(renderer: any ErrorRenderer) {
+        self.renderer = renderer
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let redirectable as RedirectableError {
+            if let redirects = renderer as? RedirectErrorRenderer {
+                response = redirects.render(redirectable, request: request)
+            } else {
+                response = renderer.render(redirectable.error, request: request)
+            }
+        } catch {
+            response = renderer.render(Self.normalize(error, path: request.uri.path, logger: context.logger), request: request)
+        }
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[values: HTTPField.Name("Request-Id")!] = [context.id]
+        return response
+    }
+
+    static func normalize(_ error: any Error, path: String, logger: Logger) -> GatehouseError {
+        switch error {
+        case let error as GatehouseError:
+            if let cause = error.cause { logger.debug("request failed", metadata: ["cause": "\(type(of: cause))"]) }
+            return error
+        case let error as HTTPError:
+            return translate(error)
+        default:
+            // Type and message only: driver errors can echo query text.
+            logger.error("unexpected error", metadata: ["error_type": "\(type(of: error))", "path": "\(path)"])
+            return .internalFailure(cause: error)
+        }
+    }
+
+    private static func translate(_ error: HTTPError) -> GatehouseError {
+        switch error.status {
+        case .notFound: .notFound("No such route.")
+        case .methodNotAllowed: .methodNotAllowed
+        case .contentTooLarge: .payloadTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType(error.body ?? "Unsupported media type.")
+        default:
+            error.status.code >= 500 ? .internalFailure(cause: error) : .badRequest(error.body ?? error.status.reasonPhrase)
+        }
+    }
+}

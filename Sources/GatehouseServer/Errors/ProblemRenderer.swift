@@ -1,0 +1,30 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// RFC 9457 problem documents, the shape of every `/v1` error.
+struct ProblemRenderer: ErrorRenderer {
+    private static let encoder = WireCoding.encoder()
+
+    func render(_ error: GatehouseError, request: Request) -> Response { Self.response(error) }
+
+    static func response(_ error: GatehouseError) -> Response {
+        let status = HTTPStatusMapping.status(for: error.category)
+        var headers: HTTPFields = [.contentType: "application/problem+json"]
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        // RFC 6750 §3: a missing token gets the bare challenge, a bad one says why.
+        if error.code == .unauthorized {
+            headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\""
+        } else if error.code == .invalidToken || error.code == .sessionRevoked {
+            headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\", error=\"invalid_token\""
+        }
+        let problem = Problem(
+            status: Int(status.code), code: error.code, title: error.title, detail: error.detail,
+            errors: error.fieldErrors.isEmpty ? nil : error.fieldErrors, remainingAttempts: error.remainingAttempts)
+        let body = (try? encoder.encode(problem)) ?? Data()
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: body)))
+    }
+}

@@ -1,0 +1,32 @@
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// Resolves once per request who is calling from where (address, user agent, languages), so no
+/// handler re-derives it or needs to know whether a proxy is trusted.
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let trustForwardedFor: Bool
+
+    func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        return try await next(request, context)
+    }
+}
+
+extension RequestMeta {
+    init(request: Request, remoteAddress: String?, trustForwardedFor: Bool) {
+        var ip = remoteAddress
+        // The rightmost entry is the one our proxy appended; entries left of it are the client's to forge.
+        if trustForwardedFor, let forwarded = request.headers[HTTPField.Name("X-Forwarded-For")!],
+            let last = forwarded.split(separator: ",").last
+        {
+            let candidate = last.trimmingCharacters(in: .whitespaces)
+            if candidate.count <= 45, candidate.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) { ip = candidate }
+        }
+        self.init(
+            ipAddress: ip, userAgent: request.headers[.userAgent],
+            acceptLanguage: request.headers[.acceptLanguage].map { String($0.prefix(128)) })
+    }
+}
