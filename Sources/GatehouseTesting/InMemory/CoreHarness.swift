@@ -1,0 +1,53 @@
+import Argon2
+import Foundation
+import GatehouseCore
+import Logging
+
+/// The core's services on in-memory ports, with a test clock and cheap Argon2 parameters: flows run
+/// without a database, a socket or HTTP.
+public struct CoreHarness: Sendable {
+    public let services: CoreServices
+    public let persistence: InMemoryPersistence
+    public let clock: TestClock
+    let pool: HashingPool
+
+    public static func start(hooks: [any FlowHook] = [], configure: (inout CoreSettings) -> Void = { _ in }) async throws
+        -> CoreHarness
+    {
+        let persistence = InMemoryPersistence()
+        let clock = TestClock()
+        let secret = try ServerSecret(bytes: Array(repeating: 7, count: 32))
+        let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
+        try await keys.load()
+        var settings = CoreSettings(publicURL: "http://127.0.0.1:8080")
+        configure(&settings)
+        let pool = HashingPool(threads: 1, maxQueued: 64)
+        var logger = Logger(label: "gatehouse-core-test")
+        logger.logLevel = .critical
+        let services = CoreServices(
+            persistence: persistence, hasher: try PasswordHasher(parameters: TestServer.testArgon2, pool: pool),
+            tokens: AccessTokens(keys: keys, issuer: settings.publicURL, clock: clock), secret: secret, clock: clock,
+            settings: settings, logger: logger, hooks: FlowHooks(hooks))
+        return CoreHarness(services: services, persistence: persistence, clock: clock, pool: pool)
+    }
+
+    /// A client created the way `gatehouse clients create` does.
+    @discardableResult
+    public func createClient(
+        id: String, kind: ClientRecord.Kind = .public, redirectURIs: [String] = [], settings: [String] = [],
+        isDefault: Bool = false
+    ) async throws -> ClientAdmin.Created {
+        try await ClientAdmin(persistence: persistence, clock: clock).create(
+            id: id, name: id, kind: kind, redirectURIs: redirectURIs, scopes: [], settings: settings, isDefault: isDefault)
+    }
+
+    /// The sealed payloads of the outbox rows to `recipient`, opened: what a mail would carry.
+    public func outboxVariables(to recipient: String, kind: String) async throws -> [[String: String]] {
+        let rows = try await persistence.read { try await $0.outbox.list(status: nil, limit: 1000) }
+        return try rows.filter { $0.recipient == recipient && $0.kind == kind }.sorted { $0.createdAt < $1.createdAt }.map {
+            try JSONDecoder().decode([String: String].self, from: try services.secret.open($0.sealedPayload))
+        }
+    }
+
+    public func stop() async { await pool.shutdown() }
+}

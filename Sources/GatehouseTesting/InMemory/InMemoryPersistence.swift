@@ -1,0 +1,96 @@
+import Foundation
+import GatehouseCore
+import Synchronization
+
+/// Every port of ``Persistence`` over plain values in memory, so flows can be tested without a
+/// database or HTTP. Transactions are serialized and all-or-nothing (they work on a copy that replaces
+/// the committed state when the body returns); reads see the committed state. The store rules the
+/// flows rely on are the SQL stores' (uniqueness, atomic claims, counters): the persistence contract
+/// tests hold the SQL side to them.
+public final class InMemoryPersistence: Persistence {
+    private let committed = StateBox(InMemoryState())
+    private let writer = AsyncLock()
+
+    public init() {}
+
+    public func read<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        try await body(InMemoryStores(box: committed))
+    }
+
+    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        await writer.lock()
+        let working = StateBox(committed.snapshot())
+        do {
+            let result = try await body(InMemoryStores(box: working))
+            committed.replace(with: working.snapshot())
+            await writer.unlock()
+            return result
+        } catch {
+            await writer.unlock()
+            throw error
+        }
+    }
+
+    public func ping() async throws {}
+    public func shutdown() async {}
+}
+
+/// The state behind one view (committed, or a transaction's working copy).
+final class StateBox: Sendable {
+    private let state: Mutex<InMemoryState>
+
+    init(_ state: InMemoryState) { self.state = Mutex(state) }
+
+    func snapshot() -> InMemoryState { state.withLock { $0 } }
+    func replace(with value: InMemoryState) { state.withLock { $0 = value } }
+    func with<R>(_ body: (inout InMemoryState) throws -> R) rethrows -> R { try state.withLock { try body(&$0) } }
+}
+
+/// A FIFO lock that suspends instead of blocking a thread. Written here because no listed package
+/// offers an async mutex.
+actor AsyncLock {
+    private var locked = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func lock() async {
+        guard locked else {
+            locked = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func unlock() {
+        if waiters.isEmpty {
+            locked = false
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}
+
+/// Every table, as values.
+struct InMemoryState: Sendable {
+    var users: [UUID: UserRecord] = [:]
+    var credentials: [String: CredentialRecord] = [:]
+    /// `type + "\u{0}" + identifier` → credential id: the uniqueness the SQL primary key enforces.
+    var identifiers: [String: String] = [:]
+    var clients: [String: ClientRecord] = [:]
+    var sessions: [UUID: SessionRecord] = [:]
+    var refreshTokens: [String: RefreshTokenRecord] = [:]
+    var signingKeys: [String: SigningKeyRecord] = [:]
+    var attempts: [String: AttemptCount] = [:]
+    var codes: [UUID: OneTimeCodeRecord] = [:]
+    var outbox: [UUID: OutboxMessage] = [:]
+    var agreements: [String: AgreementRecord] = [:]
+    var flows: [UUID: FlowRecord] = [:]
+    var browserSessions: [UUID: BrowserSessionRecord] = [:]
+
+    static func identifierKey(_ type: CredentialType, _ identifier: String) -> String { type.rawValue + "\u{0}" + identifier }
+
+    func withPasswordFlag(_ user: UserRecord) -> UserRecord {
+        var user = user
+        user.hasPassword = credentials.values.contains { $0.userID == user.id && $0.type == .password }
+        return user
+    }
+}

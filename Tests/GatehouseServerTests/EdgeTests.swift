@@ -1,0 +1,134 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+@testable import GatehouseServer
+import GatehouseTesting
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// The HTTP edge on its own: stacked authenticators and error renderers chosen by route group. The
+/// routes here live under made-up paths, so nothing can pick a behaviour from the URL.
+@Suite("HTTP edge: authenticators and renderers")
+struct EdgeTests {
+    /// Which identity the stacked authenticators settled on.
+    static func describe(_ identity: Identity?) -> String {
+        switch identity {
+        case .user(let principal): "user \(principal.user.email ?? "")"
+        case .admin(let admin): "admin \(admin.clientID)"
+        case .browser(let browser): "browser \(browser.user.email ?? "")"
+        case nil: "anonymous"
+        }
+    }
+
+    static func router(for server: TestServer) -> Router<AppRequestContext> {
+        let services = server.services
+        let router = Router(context: AppRequestContext.self)
+        router.add(middleware: ClientAddressMiddleware(trustForwardedFor: false))
+        router.group("/edge/whoami")
+            .add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
+            .add(middleware: AuthenticationMiddleware(authenticators: [
+                BrowserSessionAuthenticator(sessions: services.browserSessions),
+                AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services)),
+                BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services)),
+            ]))
+            .get { _, context in describe(context.identity) }
+
+        // One error, four groups, four shapes.
+        let refusal = GatehouseError.invalidGrant("The code is spent.")
+        router.group("/edge/a").add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
+            .get { _, _ -> String in throw refusal }
+        router.group("/edge/b").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))
+            .get { _, _ -> String in throw refusal }
+        router.group("/edge/c").add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.server.templates)))
+            .get { _, _ -> String in throw refusal }
+        let redirects = RedirectErrorRenderer(page: PageErrorRenderer(catalog: server.server.templates))
+        let authorize = router.group("/edge/d").add(middleware: ErrorMiddleware(renderer: redirects))
+        authorize.get("trusted") { _, _ -> String in
+            throw RedirectableError(
+                error: .badRequest("response_type must be code.", code: .invalidRequest),
+                trustedRedirectURI: "com.example.app:/cb?keep=1", state: "s t", issuer: "http://127.0.0.1:8080")
+        }
+        authorize.get("untrusted") { _, _ -> String in throw refusal }
+        return router
+    }
+
+    @Test("Authenticators stack: each answers only for its own credential, the first that recognises the caller wins")
+    func stackedAuthenticators() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        let admin = try await server.createClient(id: "ops", kind: .confidential, settings: [])
+        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
+            id: "ops", settings: [], scopes: ["admin:read"])
+        let browserUser = UserRecord(email: "browser@example.com", createdAt: server.clock.now())
+        try await server.persistence.transaction { try await $0.users.insert(browserUser) }
+        let cookie = try await server.persistence.transaction { stores in
+            try await server.services.browserSessions.start(
+                user: browserUser, amr: ["pwd"], meta: RequestMeta(ipAddress: "192.0.2.1"), stores: stores)
+        }.cookieValue
+        let app = Application(router: Self.router(for: server))
+        try await server.server.makeApplication().test(.router) { client in
+            let user = try await signUp(client, email: "bearer@example.com")
+            let token = try await client.form(
+                "/oauth/token", ["grant_type": "client_credentials", "scope": "admin:read"],
+                basic: ("ops", try #require(admin.secret)))
+            #expect(token.status == .ok, "\(token.text)")
+            let adminToken = try #require(token.string("access_token"))
+
+            try await app.test(.router) { edge in
+                func whoami(_ headers: HTTPFields) async throws -> TestResponse {
+                    try await edge.executeRequest(uri: "/edge/whoami", method: .get, headers: headers, body: nil)
+                }
+                #expect(try await whoami([:]).text == "anonymous")
+                #expect(try await whoami([.authorization: "Bearer \(user.accessToken)"]).text == "user bearer@example.com")
+                #expect(try await whoami([.authorization: "Bearer \(adminToken)"]).text == "admin ops")
+                #expect(try await whoami([.cookie: "gh_session=\(cookie)"]).text == "browser browser@example.com")
+                // A cookie nobody issued is "not mine": the bearer behind it still counts.
+                let passedOn = try await whoami([.cookie: "gh_session=gh_bs_forged", .authorization: "Bearer \(user.accessToken)"])
+                #expect(passedOn.text == "user bearer@example.com")
+                // Another scheme is "not mine" too; a bearer token that fails its check is "mine, refused".
+                #expect(try await whoami([.authorization: "Basic b3BzOng="]).text == "anonymous")
+                let forged = try await whoami([.authorization: "Bearer eyJhbGciOiJFUzI1NiJ9.e30.AAAA"])
+                #expect(forged.status == .unauthorized && forged.headers[.contentType] == "application/problem+json")
+                #expect(forged.string("code") == "invalid_token", "\(forged.text)")
+            }
+        }
+        await server.stop()
+    }
+
+    @Test("The same core error renders as problem JSON, OAuth JSON, a page or a redirect, by the group it was thrown in")
+    func renderersByGroup() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        let app = Application(router: Self.router(for: server))
+        try await app.test(.router) { edge in
+            let problem = try await edge.executeRequest(uri: "/edge/a", method: .get, headers: [:], body: nil)
+            #expect(problem.status == .badRequest && problem.headers[.contentType] == "application/problem+json")
+            #expect(problem.string("code") == "invalid_grant" && problem.object["status"] as? Int == 400)
+
+            let oauth = try await edge.executeRequest(uri: "/edge/b", method: .get, headers: [:], body: nil)
+            #expect(oauth.status == .badRequest && oauth.headers[.contentType] == "application/json")
+            #expect(oauth.string("error") == "invalid_grant" && oauth.string("error_description") == "The code is spent.")
+            #expect(oauth.headers[.cacheControl] == "no-store")
+
+            let page = try await edge.executeRequest(uri: "/edge/c", method: .get, headers: [.acceptLanguage: "nb"], body: nil)
+            #expect(page.status == .badRequest && page.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(page.text.contains("<html") && !page.text.contains("invalid_grant"))
+
+            let redirected = try await edge.executeRequest(uri: "/edge/d/trusted", method: .get, headers: [:], body: nil)
+            #expect(redirected.status.code / 100 == 3)
+            let location = try #require(redirected.headers[.location])
+            let components = try #require(URLComponents(string: location))
+            let query = Dictionary(uniqueKeysWithValues: (components.queryItems ?? []).map { ($0.name, $0.value ?? "") })
+            #expect(location.hasPrefix("com.example.app:/cb?"))
+            #expect(query == [
+                "keep": "1", "error": "invalid_request", "error_description": "response_type must be code.", "state": "s t",
+                "iss": "http://127.0.0.1:8080",
+            ])
+            // An error without a checked redirect URI is never redirected: it becomes a page.
+            let untrusted = try await edge.executeRequest(uri: "/edge/d/untrusted", method: .get, headers: [:], body: nil)
+            #expect(untrusted.status == .badRequest && untrusted.headers[.location] == nil)
+            #expect(untrusted.headers[.contentType]?.hasPrefix("text/html") == true)
+        }
+        await server.stop()
+    }
+}
