@@ -131,4 +131,28 @@ struct EdgeTests {
         }
         await server.stop()
     }
+    @Test("Every answer of the real server carries nosniff and a Request-Id, once: successes, each renderer's errors, unknown routes")
+    func commonHeaders() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let answers = [
+                try await client.executeRequest(uri: "/v1/client?client_id=\(TestServer.openClient)", method: .get, headers: [:], body: nil),
+                try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": "x@example.com", "password": "p"]),
+                try await client.form("/oauth/token", ["grant_type": "nonsense"]),
+                try await client.executeRequest(uri: "/reset?token=gh_l_unknown", method: .get, headers: [:], body: nil),
+                try await client.executeRequest(uri: "/no/such/route", method: .get, headers: [:], body: nil),
+            ]
+            #expect(answers[0].status == .ok && answers[1].status == .unauthorized && answers[2].status == .badRequest)
+            #expect(answers[3].headers[.contentType]?.hasPrefix("text/html") == true && answers[4].status == .notFound)
+            var ids = Set<String>()
+            for answer in answers {
+                #expect(answer.headers[values: .xContentTypeOptions] == ["nosniff"], "\(answer.status)")
+                let id = answer.headers[values: HTTPField.Name("Request-Id")!]
+                #expect(id.count == 1 && !(id.first ?? "").isEmpty, "\(answer.status)")
+                ids.formUnion(id)
+            }
+            #expect(ids.count == answers.count)
+            #expect(answers[4].headers[.contentType] == "application/problem+json")
+        }
+    }
 }

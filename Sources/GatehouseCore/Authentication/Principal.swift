@@ -34,8 +34,9 @@ public enum AdminScope {
     public static let read = "admin:read"
 }
 
-/// Who a request comes from, as the first authenticator that recognised it says.
-public enum Identity: Sendable {
+/// Who a request comes from, as the first authenticator that recognised it says. Indirect: the
+/// payloads are large records, and the request context that holds this is copied at every middleware.
+public indirect enum Identity: Sendable {
     case user(Principal)
     case admin(AdminPrincipal)
     case browser(BrowserPrincipal)

@@ -5,7 +5,7 @@ import Hummingbird
 struct AdminCredentialAuthenticator: RequestAuthenticator {
     let admin: AdminAuthenticator
 
-    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Identity? {
+    func authenticate(_ request: Request) async throws -> Identity? {
         guard let token = request.bearerToken else { return nil }
         return try await admin.authenticate(token).map(Identity.admin)
     }

@@ -5,7 +5,7 @@ import Hummingbird
 struct BearerTokenAuthenticator: RequestAuthenticator {
     let bearer: BearerAuthenticator
 
-    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Identity? {
+    func authenticate(_ request: Request) async throws -> Identity? {
         guard let token = request.bearerToken else { return nil }
         return try await bearer.authenticate(token).map(Identity.user)
     }

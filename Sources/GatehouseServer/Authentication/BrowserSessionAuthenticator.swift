@@ -6,7 +6,7 @@ import Hummingbird
 struct BrowserSessionAuthenticator: RequestAuthenticator {
     let sessions: BrowserSessions
 
-    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Identity? {
+    func authenticate(_ request: Request) async throws -> Identity? {
         guard let value = Cookies(request)[BrowserSessionCookie.name] else { return nil }
         return try await sessions.authenticate(cookieValue: value).map(Identity.browser)
     }

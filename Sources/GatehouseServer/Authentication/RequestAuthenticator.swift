@@ -4,7 +4,7 @@ import Hummingbird
 /// One way a request can prove who sends it. Answers nil for "not mine" (no such header, a token of
 /// another kind), so authenticators stack; throws for "mine, and rejected".
 protocol RequestAuthenticator: Sendable {
-    func authenticate(_ request: Request, context: AppRequestContext) async throws -> Identity?
+    func authenticate(_ request: Request) async throws -> Identity?
 }
 
 /// Runs the group's authenticators in order and records the first identity found. A request no
@@ -17,7 +17,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         for authenticator in authenticators {
-            if let identity = try await authenticator.authenticate(request, context: context) {
+            if let identity = try await authenticator.authenticate(request) {
                 context.identity = identity
                 break
             }

@@ -5,7 +5,7 @@ import Logging
 
 /// Catches whatever a route group's handlers throw, makes it a ``GatehouseError`` and lets the group's
 /// renderer answer. Unexpected errors become an internal failure whose details go to the log only.
-/// Also sets the headers every answer carries.
+/// The headers every answer carries are ``CommonHeadersMiddleware``'s, set once outside all groups.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let renderer: any ErrorRenderer
 
@@ -14,21 +14,16 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response: Response
         do {
-            response = try await next(request, context)
+            return try await next(request, context)
         } catch let redirectable as RedirectableError {
             if let redirects = renderer as? RedirectErrorRenderer {
-                response = redirects.render(redirectable, request: request)
-            } else {
-                response = renderer.render(redirectable.error, request: request)
+                return redirects.render(redirectable, request: request)
             }
+            return renderer.render(redirectable.error, request: request)
         } catch {
-            response = renderer.render(Self.normalize(error, path: request.uri.path, logger: context.logger), request: request)
+            return renderer.render(Self.normalize(error, path: request.uri.path, logger: context.logger), request: request)
         }
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[values: HTTPField.Name("Request-Id")!] = [context.id]
-        return response
     }
 
     static func normalize(_ error: any Error, path: String, logger: Logger) -> GatehouseError {

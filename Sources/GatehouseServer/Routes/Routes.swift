@@ -10,14 +10,16 @@ struct Routes {
     func register(on router: Router<AppRequestContext>) {
         let services = server.services
         // Metrics outermost so it counts the status the client saw, not the error thrown inside. The
-        // outer error middleware answers what no group claims (unknown routes) as a problem document.
+        // router-wide renderer is problem JSON: it answers for `/v1` and for unknown routes. Groups that
+        // speak another shape (OAuth, pages) put their own renderer in front of it.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware())
+        router.add(middleware: CommonHeadersMiddleware())
         router.add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
         router.add(middleware: ClientAddressMiddleware(trustForwardedFor: server.configuration.trustForwardedFor))
 
-        // Public JSON API: problem documents.
-        let api = router.group("/v1").add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
+        // Public JSON API: problem documents (the router-wide renderer; no second layer per request).
+        let api = router.group("/v1")
         let accounts = AccountRoutes(services: services)
         api.post("signup", use: accounts.signup)
         api.post("login", use: accounts.login)
@@ -38,7 +40,6 @@ struct Routes {
 
         // The signed-in user's API: a user's bearer token, checked before the handler runs.
         let me = router.group("/v1")
-            .add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
             .add(middleware: AuthenticationMiddleware(authenticators: [
                 BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
             ]))
