@@ -5,7 +5,7 @@ import Logging
 
 /// Catches whatever a route group's handlers throw, makes it a ``GatehouseError`` and lets the group's
 /// renderer answer. Unexpected errors become an internal failure whose details go to the log only.
-/// The headers every answer carries are ``CommonHeadersMiddleware``'s, set once outside all groups.
+/// The headers every answer carries are ``EdgeMiddleware``'s, set once outside all groups.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let renderer: any ErrorRenderer
 

@@ -2,7 +2,7 @@ import GatehouseCore
 import Hummingbird
 import NIOCore
 
-/// Per-request data: the caller as ``ClientAddressMiddleware`` resolved it once, and who the caller is
+/// Per-request data: the caller as ``EdgeMiddleware`` resolved it once, and who the caller is
 /// once an authenticator in ``AuthenticationMiddleware`` recognised them.
 public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage

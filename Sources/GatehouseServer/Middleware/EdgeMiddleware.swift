@@ -2,16 +2,24 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
-/// Resolves once per request who is calling from where (address, user agent, languages), so no
-/// handler re-derives it or needs to know whether a proxy is trusted.
-struct ClientAddressMiddleware: RouterMiddleware {
+/// Parsed once, not per response.
+private let requestIDField = HTTPField.Name("Request-Id")!
+
+/// The first thing every request meets: resolves once who is calling from where (address, user agent,
+/// languages), so no handler re-derives it or needs to know whether a proxy is trusted, and stamps the
+/// headers every answer carries (`nosniff`, the request id the log lines carry too) on successes and
+/// rendered errors alike. One layer for both: each router layer costs every request a context copy.
+struct EdgeMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let trustForwardedFor: Bool
 
     func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         context.meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
-        return try await next(request, context)
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[values: requestIDField] = [context.id]
+        return response
     }
 }
 
