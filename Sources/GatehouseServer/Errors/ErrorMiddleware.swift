@@ -31,7 +31,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error as GatehouseError:
             if let cause = error.cause { logger.debug("request failed", metadata: ["cause": "\(type(of: cause))"]) }
             return error
-        case let error as HTTPError:
+        case let error as any HTTPResponseError:
             return translate(error)
         default:
             // Type and message only: driver errors can echo query text.
@@ -40,14 +40,16 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    private static func translate(_ error: HTTPError) -> GatehouseError {
+    /// Hummingbird's and NIO's own refusals (routing, body limits) in the core's vocabulary.
+    private static func translate(_ error: any HTTPResponseError) -> GatehouseError {
+        let message = (error as? HTTPError)?.body
         switch error.status {
-        case .notFound: .notFound("No such route.")
-        case .methodNotAllowed: .methodNotAllowed
-        case .contentTooLarge: .payloadTooLarge
-        case .unsupportedMediaType: .unsupportedMediaType(error.body ?? "Unsupported media type.")
+        case .notFound: return .notFound("No such route.")
+        case .methodNotAllowed: return .methodNotAllowed
+        case .contentTooLarge: return .payloadTooLarge
+        case .unsupportedMediaType: return .unsupportedMediaType(message ?? "Unsupported media type.")
         default:
-            error.status.code >= 500 ? .internalFailure(cause: error) : .badRequest(error.body ?? error.status.reasonPhrase)
+            return error.status.code >= 500 ? .internalFailure(cause: error) : .badRequest(message ?? error.status.reasonPhrase)
         }
     }
 }

@@ -56,7 +56,9 @@ enum RequestDecoding {
         }
         do {
             return try await request.body.collect(upTo: maxBody)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            // A body in one buffer fails with HTTPError; a streamed (chunked) one with NIO's
+            // NIOTooManyBytesError. Both mean the same, and reading stops at the limit either way.
             throw tooLarge
         }
     }
