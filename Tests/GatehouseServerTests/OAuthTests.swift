@@ -22,6 +22,16 @@ struct OAuthTests {
             #expect(wrong.status == .unauthorized && wrong.string("error") == "invalid_client")
             let publicClient = try await client.form("/oauth/token", ["grant_type": "client_credentials", "client_id": TestServer.openClient])
             #expect(publicClient.string("error") == "unauthorized_client")
+            // A scope the client lacks, or one that needs a user, is refused rather than dropped.
+            for scope in ["profile admin", "openid", "offline_access", "email"] {
+                let widened = try await client.form("/oauth/token", ["grant_type": "client_credentials", "scope": scope], basic: ("backend", secret))
+                if scope == "email" {
+                    #expect(widened.status == .ok && widened.string("scope") == "email", "\(widened.text)")
+                } else {
+                    #expect(widened.status == .badRequest && widened.string("error") == "invalid_scope", "\(scope): \(widened.text)")
+                    #expect(widened.object["access_token"] == nil)
+                }
+            }
 
             // Introspection of a user's tokens, then after logout.
             let user = try await signUp(client)

@@ -73,7 +73,16 @@ public struct OAuthFlows: Sendable {
 
     /// A machine token for a confidential client: no user, no session, no refresh token.
     public func clientCredentials(client: ClientRecord, scope: String?) async throws -> TokenResponse {
-        let scopes = SessionIssuer.grant(requested: scope, client: client).filter { $0 != "openid" && $0 != "offline_access" }
+        // RFC 6749 §5.2: a scope the client may not have is refused, never silently dropped. `openid`
+        // and `offline_access` need a user, which this grant has none of.
+        let userOnly: Set<String> = ["openid", "offline_access"]
+        if let scope {
+            let asked = scope.split(separator: " ").map(String.init)
+            if let refused = asked.first(where: { userOnly.contains($0) || !client.scopes.contains($0) }) {
+                throw GatehouseError.invalidScope("The client may not request the scope \(refused) with client_credentials.")
+            }
+        }
+        let scopes = SessionIssuer.grant(requested: scope, client: client).filter { !userOnly.contains($0) }
         let ttl = services.issuer.accessTTL(client)
         let access = try await services.tokens.issue(
             subject: client.id, sessionID: "", clientID: client.id, scope: scopes.joined(separator: " "), amr: [],
