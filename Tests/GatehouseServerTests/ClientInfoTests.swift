@@ -9,7 +9,7 @@ import Testing
 struct ClientInfoTests {
     @Test("Terms: accepted at sign-up, a version bump flips up_to_date, accepting again restores it", arguments: TestDatabase.available)
     func terms(database: TestDatabase) async throws {
-        let server = try await TestServer.start(database)
+        let server = try await TestServer.startOpen(database)
         try await server.createClient(id: "terms-app", settings: [
             "email_verification=off", "terms_platform_version=1", "terms_platform_url=https://example.com/tos",
             "terms_client_version=a", "terms_client_url=https://app.example.com/terms",
@@ -35,6 +35,12 @@ struct ClientInfoTests {
             #expect(stale.status == .unprocessableContent)
             #expect(try await client.json(.post, "/v1/me/agreements", ["platform_version": "1", "client_version": "b"], bearer: access).status == .noContent)
             #expect(try await client.json(.get, "/v1/me/agreements", bearer: access).object["up_to_date"] as? Bool == true)
+            #expect(try await client.json(.post, "/v1/me/agreements", [:], bearer: access).status == .unprocessableContent)
+
+            // A client without terms: an empty acceptance records nothing, so it is refused.
+            let plain = try await signUp(client)
+            let empty = try await client.json(.post, "/v1/me/agreements", [:], bearer: plain.accessToken)
+            #expect(empty.status == .unprocessableContent && empty.string("code") == "validation_failed", "\(empty.text)")
         }
     }
 

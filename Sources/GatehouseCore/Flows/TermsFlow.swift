@@ -56,6 +56,11 @@ public struct TermsFlow: Sendable {
     public func accept(_ principal: Principal, _ body: Agreements) async throws {
         let client = try await clients.resolve(principal.session.clientID)
         var result = ValidationResult()
+        // An acceptance of nothing would answer 204 and record nothing: tell the app instead.
+        if client.settings.termsPlatformVersion == nil, client.settings.termsClientVersion == nil {
+            result.invalidate(code: .invalidValue, message: "This client has no terms to accept.")
+            throw GatehouseError.validation(result)
+        }
         if body.platformVersion != client.settings.termsPlatformVersion {
             result.invalidate(field: "platform_version", code: .invalidValue, message: "This is not the current platform terms version.")
         }
