@@ -39,7 +39,9 @@ struct PasswordTests {
         try await server.withRouter { client in
             let a = try await signUp(client)
             let first = try await client.json(.patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1815-12-10"]], bearer: a.accessToken)
-            #expect(first.status == .unprocessableContent)  // before 1850 is rejected as implausible
+            #expect(first.status == .unprocessableContent)  // before 1850 is rejected as implausible, and the message says so
+            let birthdateError = (first.object["errors"] as? [[String: Any]])?.first { $0["field"] as? String == "profile.birthdate" }
+            #expect((birthdateError?["message"] as? String)?.contains("1850-01-01") == true, "\(first.text)")
             let ok = try await client.json(.patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1990-02-28", "metadata": ["tier": "gold"] as [String: String]] as [String: any Sendable]], bearer: a.accessToken)
             #expect(ok.status == .ok)
             let second = try await client.json(.patch, "/v1/me", ["profile": ["family_name": "Lovelace"]], bearer: a.accessToken)
