@@ -155,4 +155,19 @@ struct EdgeTests {
             #expect(answers[4].headers[.contentType] == "application/problem+json")
         }
     }
+    @Test("A user's own data is never cacheable: /v1/me and everything under it answers no-store")
+    func meIsNoStore() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            for (method, path) in [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/sessions"),
+                                   ("GET", "/v1/me/agreements"), ("GET", "/v1/me/required-fields")] {
+                let answer = method == "PATCH"
+                    ? try await client.json(.patch, path, ["profile": ["given_name": "Ada"]], bearer: user.accessToken)
+                    : try await client.json(.get, path, bearer: user.accessToken)
+                #expect(answer.status == .ok, "\(path): \(answer.text)")
+                #expect(answer.headers[.cacheControl] == "no-store", "\(method) \(path)")
+            }
+        }
+    }
 }

@@ -12,7 +12,8 @@ enum Responses {
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, noStore: Bool = false) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if noStore {
-            // RFC 6749 §5.1: token responses must not be cached.
+            // RFC 6749 §5.1: token responses must not be cached; neither may a user's own data (`/v1/me…`),
+            // which a shared cache would otherwise hand to the next caller.
             headers[.cacheControl] = "no-store"
             headers[HTTPField.Name("Pragma")!] = "no-cache"
         }

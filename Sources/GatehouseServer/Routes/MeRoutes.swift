@@ -20,12 +20,12 @@ struct MeRoutes: Sendable {
     }
 
     @Sendable func show(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        try Responses.json(context.principal.user.wire)
+        try Responses.json(context.principal.user.wire, noStore: true)
     }
 
     @Sendable func update(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(ProfileUpdateRequest.self, from: request, context: context)
-        return try Responses.json(try await accountFlow.updateProfile(context.principal, body.profile, meta: context.meta))
+        return try Responses.json(try await accountFlow.updateProfile(context.principal, body.profile, meta: context.meta), noStore: true)
     }
 
     @Sendable func changePassword(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -36,7 +36,7 @@ struct MeRoutes: Sendable {
     }
 
     @Sendable func sessions(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        try Responses.json(try await sessionsFlow.list(context.principal))
+        try Responses.json(try await sessionsFlow.list(context.principal), noStore: true)
     }
 
     @Sendable func revokeSession(_ request: Request, context: AuthenticatedContext) async throws -> Response {

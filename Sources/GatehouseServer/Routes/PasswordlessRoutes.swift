@@ -51,7 +51,7 @@ struct PasswordlessRoutes: Sendable {
     }
 
     @Sendable func agreements(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        try Responses.json(try await terms.agreements(context.principal))
+        try Responses.json(try await terms.agreements(context.principal), noStore: true)
     }
 
     @Sendable func accept(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -61,6 +61,6 @@ struct PasswordlessRoutes: Sendable {
     }
 
     @Sendable func missingFields(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        try Responses.json(try await terms.missingFields(context.principal))
+        try Responses.json(try await terms.missingFields(context.principal), noStore: true)
     }
 }
