@@ -13,7 +13,9 @@ extension AuthClient {
         return try await adopt(try await http.send(request))
     }
 
-    /// Sends the verification mail again (a cool-down applies: ``GatehouseError/isRateLimited``).
+    /// Sends the verification mail again. A cool-down applies, started by the sign-up's own mail, so a
+    /// resend right after ``signUp(email:password:profile:acceptTerms:persist:)`` is refused
+    /// (``GatehouseError/isRateLimited``, with `retryAfter`).
     public func resendVerification(to email: String) async throws {
         try await http.send(try http.json(
             http.request("POST", "/v1/verification"), body: VerificationResendRequest(clientId: configuration.clientID, email: email)))

@@ -74,6 +74,7 @@ public struct SignupFlow: Sendable {
             HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, userID: user.id, meta: meta))
         switch step {
         case .pending(let pending):
+            try await startResendCooldown(email: email, client: client)
             return .verificationRequired(pending)
         case .started(let started):
             // After the commit, so the response sees what the transaction wrote (terms accepted).
@@ -96,9 +97,20 @@ public struct SignupFlow: Sendable {
         try await services.persistence.transaction { stores in
             try await verification.notifyExistingAccount(email: email, client: client, meta: meta, stores: stores)
         }
+        try await startResendCooldown(email: email, client: client)
         // Everything a new account would echo, so the two answers cannot be told apart.
         let decoy = UserRecord(email: email, profile: profile, createdAt: now, hasPassword: true)
         return .verificationRequired(decoy.wire)
+    }
+
+    /// The sign-up's own mail counts as the first send of `POST /v1/verification`, so a resend right
+    /// after it waits out the cool-down. Done for a taken address too, so the two answer alike. A
+    /// cool-down already running (a resend before this sign-up) is no reason to fail the sign-up.
+    private func startResendCooldown(email: String, client: ClientRecord) async throws {
+        do {
+            try await SendCooldown(services: services).claim(
+                VerificationFlow.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
+        } catch let error as GatehouseError where error.category == .rateLimited {}
     }
 
     private func validateRedirect(_ request: SignupRequest, client: ClientRecord, into result: inout ValidationResult)

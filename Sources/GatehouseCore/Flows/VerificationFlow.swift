@@ -8,6 +8,9 @@ public struct VerificationFlow: Sendable {
     let codes: OneTimeCodes
     let issuer: SessionIssuer
 
+    /// The binding of the verification-mail cool-down, shared with the sign-up that sends the first mail.
+    static func cooldownKey(clientID: String, email: String) -> String { "verify:\(clientID):\(email)" }
+
     public init(services: CoreServices) {
         self.services = services
         self.clients = services.clients
@@ -29,7 +32,8 @@ public struct VerificationFlow: Sendable {
         var result = ValidationResult()
         let email = EmailAddress.validate(raw, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
-        try await SendCooldown(services: services).claim("verify:\(client.id):\(email)", interval: services.settings.sendCooldown)
+        try await SendCooldown(services: services).claim(
+            Self.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
         try await services.persistence.transaction { stores in
             guard let user = try await stores.users.find(email: email), !user.emailVerified, user.state == .active else { return }
             // The new link must lead back into the app like the one it replaces.
