@@ -170,4 +170,26 @@ struct EdgeTests {
             }
         }
     }
+    @Test("A known path with a wrong method is 405 with Allow, on every group; an unknown path stays 404")
+    func wrongMethods() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.get, "/v1/login", "POST"), (.delete, "/v1/me", "GET, HEAD, PATCH"),
+                (.get, "/oauth/token", "POST"), (.put, "/reset", "GET, HEAD, POST"),
+                (.post, "/v1/me/sessions/\(UUID().uuidString)", "DELETE"), (.options, "/.well-known/jwks.json", "GET, HEAD"),
+            ]
+            for (method, path, allowed) in cases {
+                let answer = try await client.executeRequest(uri: path, method: method, headers: [:], body: nil)
+                #expect(answer.status == .methodNotAllowed, "\(method) \(path): \(answer.status)")
+                #expect(answer.string("code") == "method_not_allowed", "\(method) \(path): \(answer.text)")
+                let allow = Set((answer.headers[.allow] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                let expected = Set(allowed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                #expect(allow == expected, "\(method) \(path): \(answer.headers[.allow] ?? "none")")
+            }
+            #expect(try await client.executeRequest(uri: "/v1/nothing-here", method: .get, headers: [:], body: nil).status == .notFound)
+            // The right method still reaches the route.
+            #expect(try await client.executeRequest(uri: "/.well-known/jwks.json", method: .get, headers: [:], body: nil).status == .ok)
+        }
+    }
 }

@@ -16,6 +16,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let refusal as MethodNotAllowed {
+            var response = renderer.render(.methodNotAllowed, request: request)
+            response.headers[.allow] = refusal.allowHeader
+            return response
         } catch let redirectable as RedirectableError {
             if let redirects = renderer as? RedirectErrorRenderer {
                 return redirects.render(redirectable, request: request)

@@ -77,6 +77,9 @@ struct Routes {
         router.get("/health/ready", use: operations.ready)
         router.get("/metrics", use: operations.metrics)
         router.get("/openapi.yaml", use: operations.openAPI)
+
+        // Last: it reads the table above.
+        MethodNotAllowed.register(on: router)
     }
 }
 
