@@ -8,6 +8,8 @@ import NIOCore
 /// Building successful responses: JSON bodies and raw documents. Errors are the renderers' (`Errors/`).
 enum Responses {
     private static let encoder = WireCoding.encoder()
+    /// Parsed once, not per response.
+    private static let pragma = HTTPField.Name("Pragma")!
 
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, noStore: Bool = false) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
@@ -15,7 +17,7 @@ enum Responses {
             // RFC 6749 §5.1: token responses must not be cached; neither may a user's own data (`/v1/me…`),
             // which a shared cache would otherwise hand to the next caller.
             headers[.cacheControl] = "no-store"
-            headers[HTTPField.Name("Pragma")!] = "no-cache"
+            headers[pragma] = "no-cache"
         }
         return Response(
             status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
