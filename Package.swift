@@ -33,13 +33,10 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
-        // RFC 9106 in Swift: no listed package offers Argon2 and a system library would break the
-        // two-command set-up.
-        .target(name: "Argon2"),
         .target(
             name: "GatehouseCore",
             dependencies: [
-                .product(name: "GatehouseAPI", package: "GatehouseSDK"), "Argon2",
+                .product(name: "GatehouseAPI", package: "GatehouseSDK"), .product(name: "Argon2", package: "GatehouseSDK"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
@@ -86,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
-                "GatehouseServer", "GatehouseStore", "GatehouseCore", "Argon2",
+                "GatehouseServer", "GatehouseStore", "GatehouseCore", .product(name: "Argon2", package: "GatehouseSDK"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -113,17 +110,19 @@ let package = Package(
         .target(
             name: "GatehouseTesting",
             dependencies: [
-                "GatehouseCore", "GatehouseServer", "GatehouseStore", "Argon2",
+                "GatehouseCore", "GatehouseServer", "GatehouseStore", .product(name: "Argon2", package: "GatehouseSDK"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
             ]
         ),
-        .testTarget(name: "Argon2Tests", dependencies: ["Argon2"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "Argon2Tests", dependencies: [.product(name: "Argon2", package: "GatehouseSDK")], resources: [.copy("Fixtures")]),
         .testTarget(name: "GatehouseBenchTests", dependencies: ["GatehouseBench"]),
         .testTarget(
             name: "GatehouseSDKTests",
             dependencies: [
-                .product(name: "Gatehouse", package: "GatehouseSDK"), "GatehouseTesting", "GatehouseServer",
+                .product(name: "Gatehouse", package: "GatehouseSDK"), "GatehouseTesting", "GatehouseServer", "GatehouseCore",
+                .product(name: "Argon2", package: "GatehouseSDK"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
@@ -147,7 +146,7 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"),
-                "Argon2",
+                .product(name: "Argon2", package: "GatehouseSDK"),
             ]
         ),
     ]

@@ -3,12 +3,15 @@ import PackageDescription
 
 // The Gatehouse client SDK, a package of its own so that it can declare the platforms apps ship on
 // (the server needs macOS 14) and depend on nothing but Foundation and swift-crypto.
+// Argon2 lives here too: the SDK derives PIN keys with it and the server hashes passwords with it.
 let package = Package(
     name: "GatehouseSDK",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
         .library(name: "GatehouseAPI", targets: ["GatehouseAPI"]),
+        // RFC 9106 in Swift, shared: the server hashes passwords with it, the SDK derives PIN keys.
+        .library(name: "Argon2", targets: ["Argon2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
@@ -16,9 +19,12 @@ let package = Package(
     targets: [
         // Wire types shared by the server and the SDK: Foundation only.
         .target(name: "GatehouseAPI"),
+        // RFC 9106 in Swift: no listed package offers Argon2 and a system library would break the
+        // two-command set-up (and an app's build).
+        .target(name: "Argon2"),
         .target(
             name: "Gatehouse",
-            dependencies: ["GatehouseAPI", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["GatehouseAPI", "Argon2", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

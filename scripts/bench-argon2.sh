@@ -10,7 +10,7 @@
 # script checks, so the comparison is like for like.
 #
 # The Swift side is built in release mode from a throwaway package in
-# $ARGON2_BENCH_DIR (default /tmp/argon2-bench) that symlinks Sources/Argon2,
+# $ARGON2_BENCH_DIR (default /tmp/argon2-bench) that symlinks GatehouseSDK/Sources/Argon2,
 # so the benchmark never touches the project's own build. Plain `-O` (no
 # -Ounchecked), as in the real package.
 set -euo pipefail
@@ -33,7 +33,7 @@ if [ ! -f /usr/include/argon2.h ] || ! command -v cc >/dev/null; then
 fi
 
 mkdir -p "$DIR/Sources/Argon2Bench" "$DIR/c"
-ln -sfn "$REPO/Sources/Argon2" "$DIR/Sources/Argon2"
+ln -sfn "$REPO/GatehouseSDK/Sources/Argon2" "$DIR/Sources/Argon2"
 
 cat >"$DIR/Package.swift" <<'EOF'
 // swift-tools-version: 6.0

@@ -63,6 +63,25 @@ struct OpenAPIConformanceTests {
             check(.put, "/v1/me/password", try await client.json(.put, "/v1/me/password", ["password": "x"], bearer: second.accessToken))
             check(.put, "/v1/me/password", try await client.json(.put, "/v1/me/password", ["password": "another long one", "current_password": second.password], bearer: second.accessToken))
 
+            // Device authenticators
+            let holder = try await signUp(client)
+            var device = TestDevice()
+            check(.post, "/v1/me/authenticators", try await client.register(&device, bearer: holder.accessToken))
+            var duplicate = device
+            check(.post, "/v1/me/authenticators", try await client.register(&duplicate, bearer: holder.accessToken))
+            check(.post, "/v1/me/authenticators", try await client.json(.post, "/v1/me/authenticators", ["type": "custom", "device_id": "x", "public_key": "AAAA"], bearer: holder.accessToken))
+            check(.get, "/v1/me/authenticators", try await client.json(.get, "/v1/me/authenticators", bearer: holder.accessToken))
+            check(.post, "/v1/authenticators/challenge", try await client.challenge(device))
+            check(.post, "/v1/authenticators/challenge", try await client.json(.post, "/v1/authenticators/challenge", ["client_id": TestServer.openClient, "authenticator_id": "nope"]))
+            check(.post, "/v1/authenticators/challenge", try await client.json(.post, "/v1/authenticators/challenge", ["client_id": TestServer.openClient]))
+            check(.post, "/v1/authenticators/authenticate", try await client.answer(device))
+            check(.post, "/v1/authenticators/authenticate", try await client.answer(device, wrongKey: .init()))
+            check(.post, "/v1/authenticators/authenticate", try await client.json(.post, "/v1/authenticators/authenticate", ["client_id": TestServer.openClient, "challenge_id": UUID().uuidString, "signature": String(repeating: "A", count: 86)]))
+            check(.get, "/v1/me/sessions", try await client.json(.get, "/v1/me/sessions", bearer: holder.accessToken))
+            check(.delete, "/v1/me/authenticators/\(device.authenticatorID)", try await client.json(.delete, "/v1/me/authenticators/\(device.authenticatorID)", bearer: holder.accessToken))
+            check(.delete, "/v1/me/authenticators/nope", try await client.json(.delete, "/v1/me/authenticators/nope", bearer: holder.accessToken))
+            check(.post, "/v1/authenticators/challenge", try await client.challenge(device))
+
             // OAuth
             let refreshed = try await refresh(client, second.refreshToken)
             check(.post, "/oauth/token", refreshed)

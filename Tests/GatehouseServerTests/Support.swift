@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
 import HummingbirdTesting
@@ -18,9 +19,10 @@ extension TestServer {
     static let openClient = "open-app"
 
     static func startOpen(
-        _ database: TestDatabase, logs: CapturedLogs? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+        _ database: TestDatabase, logs: CapturedLogs? = nil, hooks: FlowHooks = FlowHooks(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
-        let server = try await TestServer.start(database, logs: logs, configure: configure)
+        let server = try await TestServer.start(database, logs: logs, hooks: hooks, configure: configure)
         try await server.createClient(id: openClient, settings: ["email_verification=off"])
         return server
     }

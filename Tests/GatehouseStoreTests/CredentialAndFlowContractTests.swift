@@ -101,7 +101,7 @@ struct CredentialAndFlowContractTests {
             }
             #expect(counts.sorted() == Array(1...20))
             #expect(try await db.read { try await $0.credentials.find(id: pin.id) }?.failureCount == 20)
-            try await db.transaction { try await $0.credentials.resetFailures(id: pin.id) }
+            _ = try await db.transaction { try await $0.credentials.resetFailures(id: pin.id) }
             #expect(try await db.read { try await $0.credentials.find(id: pin.id) }?.failureCount == 0)
             #expect(try await db.transaction { try await $0.credentials.recordFailure(id: "gone", at: Self.t0) } == nil)
         }

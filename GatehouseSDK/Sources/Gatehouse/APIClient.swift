@@ -69,7 +69,7 @@ struct APIClient: Sendable {
             return GatehouseError(
                 code: problem.code, status: response.statusCode, message: problem.detail ?? problem.title,
                 retryAfter: retryAfter, remainingAttempts: problem.remainingAttempts,
-                validation: ValidationResult(errors: problem.errors ?? []))
+                validation: ValidationResult(errors: problem.errors ?? []), failureCounts: problem.failureCounts)
         }
         if let oauth = try? WireCoding.decoder().decode(OAuthErrorBody.self, from: data) {
             return GatehouseError(

@@ -50,21 +50,24 @@ extension AuthClient {
     }
 
     /// Ends sessions on the server (this one, the others, or all) and, for `local` and `global`,
-    /// here. Local state is cleared even when the server cannot be reached.
-    public func logOut(scope: LogoutScope = .local) async throws {
+    /// here. Local state is cleared even when the server cannot be reached; the answer says whether the
+    /// server revoked the session or only this device forgot it.
+    @discardableResult
+    public func logOut(scope: LogoutScope = .local) async throws -> LogoutOutcome {
         await restore()
-        guard let current = session else { return }
+        guard let current = session else { return .notSignedIn }
         let request = try http.json(http.request("POST", "/v1/logout", bearer: current.accessToken), body: LogoutRequest(scope: scope))
-        var failure: (any Error)?
+        var outcome = LogoutOutcome.revoked
         do {
             try await http.send(request)
         } catch let error as GatehouseError where error.status == 401 {
             // Already over on the server.
-        } catch {
-            failure = error
+        } catch let error as GatehouseError {
+            if scope == .others { throw error }
+            outcome = .localOnly(error)
         }
         if scope != .others { await end(.userRequested) }
-        if let failure, scope == .others { throw failure }
+        return outcome
     }
 
     /// The user as the server has it now.

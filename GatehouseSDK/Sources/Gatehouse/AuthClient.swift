@@ -127,6 +127,24 @@ public actor AuthClient {
         return user
     }
 
+    /// The signed-in user, after reading the store if that has not happened yet.
+    func signedInUser() async -> User? {
+        await restore()
+        return session?.user
+    }
+
+    func currentAccessToken() async -> String? {
+        await restore()
+        return session?.accessToken
+    }
+
+    /// Ends another session of this device on the server, best effort (the one a registration replaced).
+    func revokeQuietly(accessToken: String) async {
+        guard let request = try? http.json(http.request("POST", "/v1/logout", bearer: accessToken), body: LogoutRequest(scope: .local))
+        else { return }
+        try? await http.send(request)
+    }
+
     /// Forgets the session locally and tells why.
     func end(_ reason: SignOutReason) async {
         session = nil

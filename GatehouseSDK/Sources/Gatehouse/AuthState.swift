@@ -37,3 +37,20 @@ public enum AuthEvent: Sendable, Equatable {
 public protocol AuthClientDelegate: AnyObject, Sendable {
     func authClient(_ client: AuthClient, didReceive event: AuthEvent) async
 }
+
+/// How a logout went.
+public enum LogoutOutcome: Sendable {
+    /// The server revoked the session (or already had).
+    case revoked
+    /// The server could not be reached or refused: the session was forgotten here only, and stays
+    /// valid on the server until it expires or is revoked from another device.
+    case localOnly(GatehouseError)
+    /// Nobody was signed in.
+    case notSignedIn
+
+    /// Whether the server ended the session.
+    public var isRevoked: Bool {
+        if case .revoked = self { return true }
+        return false
+    }
+}

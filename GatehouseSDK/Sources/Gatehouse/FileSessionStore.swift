@@ -20,20 +20,7 @@ public struct FileSessionStore: SessionStore {
     }
 
     public func save(_ session: StoredSession) async throws {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let data = try JSONEncoder.gatehouse.encode(session)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
-        // Created 0600 before any byte is written, then renamed over the old file in one step.
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown) }
-        let handle = try FileHandle(forWritingTo: temporary)
-        try handle.write(contentsOf: data)
-        try handle.synchronize()
-        try handle.close()
-        guard rename(temporary.path, url.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw CocoaError(.fileWriteUnknown)
-        }
+        try AtomicFile.write(try JSONEncoder.gatehouse.encode(session), to: url)
     }
 
     public func savePendingVerifier(_ verifier: String?) async throws {

@@ -15,10 +15,12 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var remainingAttempts: Int?
     /// Field-level problems, for showing next to the fields.
     public var validation: ValidationResult
+    /// A device authenticator's counts after a wrong answer: maximum, failures so far, remaining.
+    public var failureCounts: FailureCounts?
 
     public init(
         code: ErrorCode, status: Int?, message: String, retryAfter: Int? = nil, remainingAttempts: Int? = nil,
-        validation: ValidationResult = ValidationResult()
+        validation: ValidationResult = ValidationResult(), failureCounts: FailureCounts? = nil
     ) {
         self.code = code
         self.status = status
@@ -26,6 +28,7 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
         self.retryAfter = retryAfter
         self.remainingAttempts = remainingAttempts
         self.validation = validation
+        self.failureCounts = failureCounts
     }
 
     public var description: String { "\(status.map(String.init) ?? "-") \(code): \(message)" }
@@ -44,6 +47,8 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var isAlreadyRegistered: Bool { code == .alreadyRegistered }
     public var isInvalidCode: Bool { code == .invalidCode || code == .codeExpired }
     public var isNetworkError: Bool { code == Self.networkError }
+    /// A device authenticator is not registered (any more): sign in and register again.
+    public var isDeviceDeregistered: Bool { code == .deviceDeregistered }
     /// The session cannot be used any more; the user must sign in again.
     public var isSessionEnded: Bool {
         code == .invalidGrant || code == .sessionRevoked || code == Self.notSignedIn

@@ -14,8 +14,6 @@ public struct KeychainSessionStore: SessionStore {
         self.accessGroup = accessGroup
     }
 
-    private var query: [String: Any] { query(account: account) }
-
     private func query(account: String) -> [String: Any] {
         var query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
@@ -25,27 +23,14 @@ public struct KeychainSessionStore: SessionStore {
         return query
     }
 
+    private var item: KeychainItem { KeychainItem(service: service, account: account, accessGroup: accessGroup) }
+
     public func load() async throws -> StoredSession? {
-        var item: CFTypeRef?
-        var request = query
-        request[kSecReturnData as String] = true
-        let status = SecItemCopyMatching(request as CFDictionary, &item)
-        if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status: status) }
-        return try JSONDecoder.gatehouse.decode(StoredSession.self, from: data)
+        try item.read().map { try JSONDecoder.gatehouse.decode(StoredSession.self, from: $0) }
     }
 
     public func save(_ session: StoredSession) async throws {
-        let data = try JSONEncoder.gatehouse.encode(session)
-        let update = [kSecValueData as String: data] as CFDictionary
-        var status = SecItemUpdate(query as CFDictionary, update)
-        if status == errSecItemNotFound {
-            var add = query
-            add[kSecValueData as String] = data
-            add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-            status = SecItemAdd(add as CFDictionary, nil)
-        }
-        guard status == errSecSuccess else { throw KeychainError(status: status) }
+        try item.write(try JSONEncoder.gatehouse.encode(session))
     }
 
     public func savePendingVerifier(_ verifier: String?) async throws {
@@ -69,10 +54,7 @@ public struct KeychainSessionStore: SessionStore {
         return String(decoding: data, as: UTF8.self)
     }
 
-    public func clear() async throws {
-        let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
-    }
+    public func clear() async throws { try item.delete() }
 }
 
 /// A Keychain call failed with this `OSStatus`.

@@ -49,6 +49,15 @@ extension ErrorCode {
     public static let invalidCode: ErrorCode = "invalid_code"
     public static let codeExpired: ErrorCode = "code_expired"
     public static let notEnabled: ErrorCode = "not_enabled"
+    // Device authenticators
+    /// The signature over a device challenge is wrong (a wrong PIN); the problem carries the counts.
+    public static let invalidAuthenticatorResponse: ErrorCode = "invalid_authenticator_response"
+    /// The authenticator is not (or no longer) registered: after the maximum failures, deleted by the
+    /// user, or never known. The device must register again.
+    public static let deviceDeregistered: ErrorCode = "device_deregistered"
+    /// The challenge was used, expired or never issued.
+    public static let challengeExpired: ErrorCode = "challenge_expired"
+    public static let authenticatorExists: ErrorCode = "authenticator_exists"
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
     public static let invalidGrant: ErrorCode = "invalid_grant"
     public static let invalidScope: ErrorCode = "invalid_scope"

@@ -32,10 +32,14 @@ public struct Problem: Codable, Hashable, Sendable, Error {
     public var errors: [FieldError]?
     /// Attempts left, for wrong one-time codes.
     public var remainingAttempts: Int?
+    /// A device authenticator's counts, for a wrong signature and a deregistration.
+    public var maxFailureCount: Int?
+    public var previousFailureCount: Int?
+    public var remainingFailureCount: Int?
 
     public init(
         status: Int, code: ErrorCode, title: String, detail: String? = nil, errors: [FieldError]? = nil,
-        remainingAttempts: Int? = nil
+        remainingAttempts: Int? = nil, failureCounts: FailureCounts? = nil
     ) {
         self.type = "urn:gatehouse:error:\(code.rawValue)"
         self.title = title
@@ -44,11 +48,23 @@ public struct Problem: Codable, Hashable, Sendable, Error {
         self.detail = detail
         self.errors = errors
         self.remainingAttempts = remainingAttempts
+        self.maxFailureCount = failureCounts?.maxFailureCount
+        self.previousFailureCount = failureCounts?.previousFailureCount
+        self.remainingFailureCount = failureCounts?.remainingFailureCount
+    }
+
+    /// The device authenticator's counts, when the problem carries them.
+    public var failureCounts: FailureCounts? {
+        guard let maxFailureCount, let previousFailureCount else { return nil }
+        return FailureCounts(max: maxFailureCount, previous: previousFailureCount)
     }
 
     private enum CodingKeys: String, CodingKey {
         case type, title, status, code, detail, errors
         case remainingAttempts = "remaining_attempts"
+        case maxFailureCount = "max_failure_count"
+        case previousFailureCount = "previous_failure_count"
+        case remainingFailureCount = "remaining_failure_count"
     }
 }
 

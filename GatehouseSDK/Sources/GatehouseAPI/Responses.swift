@@ -64,10 +64,12 @@ public struct SessionInfo: Codable, Hashable, Sendable {
     public var userAgent: String?
     /// `true` for the session the listing request was made with.
     public var current: Bool
+    /// The device authenticator the session was started with, if any.
+    public var authenticator: SessionAuthenticator?
 
     public init(
         id: UUID, clientId: String, createdAt: Date, lastUsedAt: Date, expiresAt: Date, amr: [String],
-        scopes: [String], userAgent: String?, current: Bool
+        scopes: [String], userAgent: String?, current: Bool, authenticator: SessionAuthenticator? = nil
     ) {
         self.id = id
         self.clientId = clientId
@@ -78,6 +80,7 @@ public struct SessionInfo: Codable, Hashable, Sendable {
         self.scopes = scopes
         self.userAgent = userAgent
         self.current = current
+        self.authenticator = authenticator
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -91,10 +94,11 @@ public struct SessionInfo: Codable, Hashable, Sendable {
         try c.encode(scopes, forKey: .scopes)
         try c.encodeIfPresent(userAgent, forKey: .userAgent)
         try c.encode(current, forKey: .current)
+        try c.encodeIfPresent(authenticator, forKey: .authenticator)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, amr, scopes, current
+        case id, amr, scopes, current, authenticator
         case clientId = "client_id"
         case createdAt = "created_at"
         case lastUsedAt = "last_used_at"

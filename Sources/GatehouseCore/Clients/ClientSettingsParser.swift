@@ -5,7 +5,7 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -63,6 +63,10 @@ public enum ClientSettingsParser {
         case "terms_client_url": s.termsClientURL = try url()
         case "access_token_ttl": s.accessTokenTTL = try seconds()
         case "refresh_token_ttl": s.refreshTokenTTL = try seconds()
+        case "device_authenticators": s.deviceAuthenticators = try toggle()
+        case "max_failure_count":
+            guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
+            s.maxFailureCount = n
         default:
             throw ClientAdminError.invalid("unknown setting \(key); known: \(keys.joined(separator: ", "))")
         }

@@ -25,6 +25,20 @@ public protocol CredentialStrategy: Sendable {
     /// The same work as ``verify(_:against:)`` when no credential answers to the identifier, so a caller
     /// cannot tell an unknown account from a wrong secret by time.
     func verifyUnknown(_ submission: Submission) async throws
+
+    /// What a session started with this credential reports in `amr`, when it depends on the credential
+    /// (a device authenticator's PIN or biometric). Defaults to ``amr``.
+    func amr(for credential: CredentialRecord) -> [String]
+
+    /// The number of failures after which the credential is deleted, or nil when only the account-wide
+    /// throttle applies. With a limit, every attempt is counted before it is checked (count, then
+    /// compare), so concurrent guesses can never exceed it.
+    func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int?
+}
+
+extension CredentialStrategy {
+    public func amr(for credential: CredentialRecord) -> [String] { amr }
+    public func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int? { nil }
 }
 
 /// What checking a submission found.

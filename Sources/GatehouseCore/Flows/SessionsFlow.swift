@@ -26,13 +26,25 @@ public struct SessionsFlow: Sendable {
     public func list(_ principal: Principal) async throws -> SessionList {
         let now = services.clock.now()
         let userID = principal.user.id
-        let sessions = try await services.persistence.read { try await $0.sessions.listLive(userID: userID, now: now) }
+        let (sessions, devices) = try await services.persistence.read { stores in
+            let sessions = try await stores.sessions.listLive(userID: userID, now: now)
+            // Only users with device sessions pay for the second read.
+            let devices = sessions.contains { $0.credentialID != nil && !$0.amr.contains(AuthenticationMethod.password) }
+                ? try await stores.credentials.list(userID: userID, type: .deviceAuthenticator) : []
+            return (sessions, devices)
+        }
+        var byID: [String: SessionAuthenticator] = [:]
+        for credential in devices {
+            guard let config = try? credential.decodeConfig(DeviceAuthenticatorStrategy.Config.self) else { continue }
+            byID[credential.id] = SessionAuthenticator(
+                id: credential.id, type: config.kind, deviceId: config.deviceID, deviceName: config.deviceName)
+        }
         return SessionList(
             sessions: sessions.map {
                 SessionInfo(
                     id: $0.id, clientId: $0.clientID, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt,
                     expiresAt: $0.expiresAt, amr: $0.amr, scopes: $0.scopes, userAgent: $0.userAgent,
-                    current: $0.id == principal.session.id)
+                    current: $0.id == principal.session.id, authenticator: $0.credentialID.flatMap { byID[$0] })
             })
     }
 

@@ -25,11 +25,13 @@ public struct HookEvent: Sendable, Hashable {
     public var userID: UUID?
     /// Profile fields the caller sent (sign-up, profile update).
     public var profile: Profile?
+    /// What a custom device authenticator sent besides its signature, for the operator's check.
+    public var customData: String?
     public var meta: RequestMeta
 
     public init(
         point: HookPoint, clientID: String, method: String? = nil, identifier: String? = nil, userID: UUID? = nil,
-        profile: Profile? = nil, meta: RequestMeta
+        profile: Profile? = nil, customData: String? = nil, meta: RequestMeta
     ) {
         self.point = point
         self.clientID = clientID
@@ -37,6 +39,7 @@ public struct HookEvent: Sendable, Hashable {
         self.identifier = identifier
         self.userID = userID
         self.profile = profile
+        self.customData = customData
         self.meta = meta
     }
 }

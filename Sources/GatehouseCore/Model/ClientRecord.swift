@@ -65,6 +65,10 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var termsClientURL: String?
     public var accessTokenTTL: Int = 900
     public var refreshTokenTTL: Int = 30 * 24 * 3600
+    /// Whether users may register device authenticators (PIN, biometric, custom) with this client.
+    public var deviceAuthenticators: Toggle = .on
+    /// Wrong answers after which a device authenticator is deleted and its sessions revoked.
+    public var maxFailureCount: Int = 3
 
     public init() {}
 
@@ -81,6 +85,8 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case termsClientURL = "terms_client_url"
         case accessTokenTTL = "access_token_ttl"
         case refreshTokenTTL = "refresh_token_ttl"
+        case deviceAuthenticators = "device_authenticators"
+        case maxFailureCount = "max_failure_count"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -99,6 +105,8 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         termsClientURL = try c.decodeIfPresent(String.self, forKey: .termsClientURL)
         accessTokenTTL = try c.decodeIfPresent(Int.self, forKey: .accessTokenTTL) ?? d.accessTokenTTL
         refreshTokenTTL = try c.decodeIfPresent(Int.self, forKey: .refreshTokenTTL) ?? d.refreshTokenTTL
+        deviceAuthenticators = try c.decodeIfPresent(Toggle.self, forKey: .deviceAuthenticators) ?? .on
+        maxFailureCount = try c.decodeIfPresent(Int.self, forKey: .maxFailureCount) ?? 3
     }
 
     private struct DefaultValues {

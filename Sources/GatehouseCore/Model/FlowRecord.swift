@@ -13,6 +13,8 @@ public struct FlowKind: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public static let authorize = FlowKind(rawValue: "authorize")
     /// A social sign-in's round trip through a provider.
     public static let social = FlowKind(rawValue: "social")
+    /// A single-use nonce a device authenticator signs.
+    public static let deviceChallenge = FlowKind(rawValue: "device_challenge")
 
     public var description: String { rawValue }
 }

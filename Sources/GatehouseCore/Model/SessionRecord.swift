@@ -16,11 +16,13 @@ public struct SessionRecord: Sendable, Hashable {
     public var expiresAt: Date
     public var revokedAt: Date?
     public var revokeReason: String?
+    /// The credential the session was started with; deleting a device authenticator ends its sessions.
+    public var credentialID: String?
 
     public init(
         id: UUID = UUID(), userID: UUID, clientID: String, amr: [String], scopes: [String], userAgent: String?,
         ipAddress: String?, createdAt: Date, lastUsedAt: Date? = nil, expiresAt: Date, revokedAt: Date? = nil,
-        revokeReason: String? = nil
+        revokeReason: String? = nil, credentialID: String? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -34,6 +36,7 @@ public struct SessionRecord: Sendable, Hashable {
         self.expiresAt = expiresAt
         self.revokedAt = revokedAt
         self.revokeReason = revokeReason
+        self.credentialID = credentialID
     }
 
     public func isLive(at now: Date) -> Bool { revokedAt == nil && expiresAt > now }
@@ -49,6 +52,8 @@ public enum RevokeReason: String, Sendable {
     case passwordChanged = "password_changed"
     case tokenRevoked = "token_revoked"
     case clientDeleted = "client_deleted"
+    /// The device authenticator the session was started with was deleted or used up its failures.
+    case authenticatorRemoved = "authenticator_removed"
 }
 
 /// One link of a session's refresh-token chain, stored by hash only.

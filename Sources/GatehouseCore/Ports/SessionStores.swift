@@ -10,6 +10,8 @@ public protocol SessionStore: Sendable {
     func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool
     /// Revokes every live session of a client (the client is being deleted); returns how many.
     func revokeAll(clientID: String, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session started with one credential; returns how many.
+    func revokeAll(credentialID: String, at: Date, reason: RevokeReason) async throws -> Int
     /// Revokes every live session of a user except `except`; returns how many.
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int
 }

@@ -30,5 +30,8 @@ public protocol CredentialStore: Sendable {
     /// Adds one failure in one statement (exact under concurrency, across nodes); returns the new
     /// count, or nil when the credential is gone.
     func recordFailure(id: String, at: Date) async throws -> Int?
-    func resetFailures(id: String) async throws
+    /// Sets the count back to zero; returns whether the credential still exists (under PostgreSQL the
+    /// row lock orders this against a concurrent delete).
+    @discardableResult
+    func resetFailures(id: String) async throws -> Bool
 }

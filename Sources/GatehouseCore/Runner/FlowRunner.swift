@@ -13,12 +13,15 @@ public struct FlowRunner: Sendable {
         public var clientID: String?
         public var scope: String?
         public var nonce: String?
+        /// Data for the before-hook besides the credential (a custom authenticator's extra data).
+        public var customData: String?
         public var meta: RequestMeta
 
-        public init(clientID: String?, scope: String? = nil, nonce: String? = nil, meta: RequestMeta) {
+        public init(clientID: String?, scope: String? = nil, nonce: String? = nil, customData: String? = nil, meta: RequestMeta) {
             self.clientID = clientID
             self.scope = scope
             self.nonce = nonce
+            self.customData = customData
             self.meta = meta
         }
     }
@@ -36,7 +39,9 @@ public struct FlowRunner: Sendable {
         let identifier = try strategy.identifier(of: submission)
         let meta = request.meta
         try await services.hooks.before(
-            HookEvent(point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, meta: meta))
+            HookEvent(
+                point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
+                customData: request.customData, meta: meta))
 
         let now = services.clock.now()
         let throttle = services.throttle
@@ -54,7 +59,12 @@ public struct FlowRunner: Sendable {
             try await recordFailure(identifier: identifier, credentialID: nil, meta: meta, now: now)
             throw GatehouseError.invalidCredentials
         }
+        let limit = strategy.failureLimit(for: credential, client: client)
+        let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now) } else { nil }
         guard case .verified(let upgradedConfig) = try await strategy.verify(submission, against: credential) else {
+            if let limit, let reserved {
+                try await rejectLimited(credential, identifier: identifier, limit: limit, reserved: reserved, meta: meta, now: now)
+            }
             try await recordFailure(identifier: identifier, credentialID: credential.id, meta: meta, now: now)
             throw GatehouseError.invalidCredentials
         }
@@ -66,18 +76,24 @@ public struct FlowRunner: Sendable {
         let scopes = SessionIssuer.grant(requested: request.scope, client: client)
         let issuer = services.issuer
         let started = try await services.persistence.transaction { stores in
-            if upgradedConfig != nil || credential.failureCount > 0 {
+            if let upgradedConfig {
                 var upgraded = credential
-                if let upgradedConfig {
-                    upgraded.config = upgradedConfig
-                    upgraded.updatedAt = now
-                    try await stores.credentials.update(upgraded)
+                upgraded.config = upgradedConfig
+                upgraded.updatedAt = now
+                try await stores.credentials.update(upgraded)
+            }
+            // A counted attempt always resets, and finds out here whether its credential survived the
+            // attempts that ran beside it.
+            if reserved != nil || credential.failureCount > 0 {
+                guard try await stores.credentials.resetFailures(id: credential.id) else {
+                    throw GatehouseError.deviceDeregistered()
                 }
-                if credential.failureCount > 0 { try await stores.credentials.resetFailures(id: credential.id) }
             }
             try await throttle.recordSuccess(email: identifier, stores: stores)
             try await stores.users.recordLogin(id: user.id, at: now)
-            return try await issuer.start(user: user, client: client, amr: strategy.amr, scopes: scopes, meta: meta, stores: stores)
+            return try await issuer.start(
+                user: user, client: client, amr: strategy.amr(for: credential), scopes: scopes, meta: meta, stores: stores,
+                credentialID: credential.id)
         }
         await services.hooks.after(
             HookEvent(point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, userID: user.id, meta: meta))
@@ -86,6 +102,36 @@ public struct FlowRunner: Sendable {
         return try await issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: shown, isNew: false,
             nonce: request.nonce)
+    }
+
+    /// Counts the attempt before it is checked: the count it gets is its place in line, so however many
+    /// run at once, at most `limit` are ever checked against the credential.
+    private func reserveAttempt(on credential: CredentialRecord, limit: Int, now: Date) async throws -> Int {
+        let count = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
+        guard let count else { throw GatehouseError.deviceDeregistered() }
+        // Others in flight hold the remaining places; one of them ends in a reset or a deletion.
+        if count > limit { throw GatehouseError.rateLimited(retryAfter: 1) }
+        return count
+    }
+
+    /// A counted attempt failed: its failure stays counted; the last allowed one deletes the credential
+    /// and ends every session started with it.
+    private func rejectLimited(
+        _ credential: CredentialRecord, identifier: String, limit: Int, reserved: Int, meta: RequestMeta, now: Date
+    ) async throws -> Never {
+        let throttle = services.throttle
+        let exhausted = reserved >= limit
+        try await services.persistence.transaction { stores in
+            try await throttle.recordFailure(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+            if exhausted {
+                _ = try await stores.credentials.delete(id: credential.id)
+                _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
+            }
+        }
+        let counts = FailureCounts(max: limit, previous: reserved)
+        services.logger.info(
+            "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
+        throw exhausted ? GatehouseError.deviceDeregistered(counts) : GatehouseError.authenticatorRejected(counts)
     }
 
     private func recordFailure(identifier: String, credentialID: String?, meta: RequestMeta, now: Date) async throws {

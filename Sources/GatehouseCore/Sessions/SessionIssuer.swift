@@ -22,12 +22,14 @@ public struct SessionIssuer: Sendable {
 
     /// Writes a session and its first refresh token; call inside the flow's transaction.
     public func start(
-        user: UserRecord, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores
+        user: UserRecord, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores,
+        credentialID: String? = nil
     ) async throws -> Started {
         let now = clock.now()
         let session = SessionRecord(
             userID: user.id, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
-            ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime))
+            ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime),
+            credentialID: credentialID)
         try await stores.sessions.insert(session)
         let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
         try await stores.refreshTokens.insert(

@@ -23,7 +23,7 @@ public struct GatehouseServer: Sendable {
 
     public static func start(
         _ configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger,
-        transports: [OutboxMessage.Channel: any MessageTransport]? = nil
+        transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks()
     ) async throws -> GatehouseServer {
         let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
@@ -36,7 +36,7 @@ public struct GatehouseServer: Sendable {
             let tokens = AccessTokens(keys: keys, issuer: configuration.publicURL, clock: clock)
             let services = CoreServices(
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
-                settings: configuration.coreSettings, logger: logger)
+                settings: configuration.coreSettings, logger: logger, hooks: hooks)
             let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
             let delivery = OutboxDelivery(
                 services: services, renderer: templates,

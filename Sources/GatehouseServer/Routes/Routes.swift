@@ -37,6 +37,10 @@ struct Routes {
         api.get("required-fields", use: passwordless.requiredFields)
         api.get("client", use: passwordless.client)
 
+        let devices = AuthenticatorRoutes(services: services)
+        api.post("authenticators/challenge", use: devices.challenge)
+        api.post("authenticators/authenticate", use: devices.authenticate)
+
         // The signed-in user's API: a user's bearer token, checked before the handler runs.
         let me = router.group("/v1")
             .add(middleware: AuthenticationMiddleware(authenticators: [
@@ -53,6 +57,9 @@ struct Routes {
         me.get("me/agreements", use: passwordless.agreements)
         me.post("me/agreements", use: passwordless.accept)
         me.get("me/required-fields", use: passwordless.missingFields)
+        me.post("me/authenticators", use: devices.register)
+        me.get("me/authenticators", use: devices.list)
+        me.delete("me/authenticators/:id", use: devices.delete)
 
         // OAuth 2.0 endpoints: RFC 6749 error bodies.
         let oauth = router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))

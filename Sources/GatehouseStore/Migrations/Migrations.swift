@@ -235,5 +235,12 @@ enum Migrations {
             """,
             "CREATE INDEX browser_sessions_user ON browser_sessions (user_id)",
         ]),
+        // Sessions remember the credential that started them, so deleting a device authenticator (or
+        // its last allowed failure) ends exactly its sessions. No foreign key: a deleted credential's
+        // sessions stay as revoked history.
+        Migration(version: 5, name: "sessions bound to credentials", statements: [
+            "ALTER TABLE sessions ADD COLUMN credential_id TEXT",
+            "CREATE INDEX sessions_credential ON sessions (credential_id) WHERE credential_id IS NOT NULL",
+        ]),
     ]
 }

@@ -106,10 +106,10 @@ struct SQLCredentialStore: CredentialStore {
         ).first()?.int("failure_count")
     }
 
-    func resetFailures(id: String) async throws {
-        try await db.raw(
-            "UPDATE credentials SET failure_count = 0, locked_until = NULL WHERE id = \(bind: id) AND failure_count <> 0"
-        ).run()
+    func resetFailures(id: String) async throws -> Bool {
+        try await !db.raw(
+            "UPDATE credentials SET failure_count = 0, locked_until = NULL WHERE id = \(bind: id) RETURNING id"
+        ).all().isEmpty
     }
 
     private func identifiers(of id: String) async throws -> [String] {

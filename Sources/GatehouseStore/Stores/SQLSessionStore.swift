@@ -8,7 +8,7 @@ struct SQLSessionStore: SessionStore {
 
     static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
-        revoked_at, revoke_reason
+        revoked_at, revoke_reason, credential_id
         """
 
     func insert(_ s: SessionRecord) async throws {
@@ -18,7 +18,8 @@ struct SQLSessionStore: SessionStore {
             VALUES (\(bind: Columns.id(s.id)), \(bind: Columns.id(s.userID)), \(bind: s.clientID),
                     \(bind: try Columns.json(s.amr)), \(bind: try Columns.json(s.scopes)), \(bind: s.userAgent),
                     \(bind: s.ipAddress), \(bind: Columns.millis(s.createdAt)), \(bind: Columns.millis(s.lastUsedAt)),
-                    \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason))
+                    \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason),
+                    \(bind: s.credentialID))
             """
         ).run()
     }
@@ -63,6 +64,15 @@ struct SQLSessionStore: SessionStore {
         ).all().count
     }
 
+    func revokeAll(credentialID: String, at: Date, reason: RevokeReason) async throws -> Int {
+        try await db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: Columns.millis(at)), revoke_reason = \(bind: reason.rawValue)
+            WHERE credential_id = \(bind: credentialID) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().count
+    }
+
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int {
         try await db.raw(
             """
@@ -81,7 +91,7 @@ struct SQLSessionStore: SessionStore {
             userAgent: try row.optionalString("user_agent"), ipAddress: try row.optionalString("ip_address"),
             createdAt: try row.date("created_at"), lastUsedAt: try row.date("last_used_at"),
             expiresAt: try row.date("expires_at"), revokedAt: try row.optionalDate("revoked_at"),
-            revokeReason: try row.optionalString("revoke_reason"))
+            revokeReason: try row.optionalString("revoke_reason"), credentialID: try row.optionalString("credential_id"))
     }
 }
 

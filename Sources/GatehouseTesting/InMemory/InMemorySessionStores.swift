@@ -28,6 +28,10 @@ struct InMemorySessionStore: SessionStore {
         revokeWhere(at: at, reason: reason) { $0.clientID == clientID }
     }
 
+    func revokeAll(credentialID: String, at: Date, reason: RevokeReason) async throws -> Int {
+        revokeWhere(at: at, reason: reason) { $0.credentialID == credentialID }
+    }
+
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int {
         revokeWhere(at: at, reason: reason) { $0.userID == userID && $0.id != except }
     }

@@ -120,10 +120,12 @@ struct InMemoryCredentialStore: CredentialStore {
         }
     }
 
-    func resetFailures(id: String) async throws {
+    func resetFailures(id: String) async throws -> Bool {
         box.with { state in
-            state.credentials[id]?.failureCount = 0
-            state.credentials[id]?.lockedUntil = nil
+            guard state.credentials[id] != nil else { return false }
+            state.credentials[id]!.failureCount = 0
+            state.credentials[id]!.lockedUntil = nil
+            return true
         }
     }
 }

@@ -1,0 +1,170 @@
+import Foundation
+import GatehouseAPI
+
+extension DeviceProfiles {
+    /// Signs `profile` in with a PIN: one attempt. A wrong PIN throws a ``GatehouseError`` whose
+    /// ``GatehouseError/failureCounts`` say how many are left; the last one throws
+    /// ``DeviceAuthenticationError/deregistered`` and the authenticator is gone here and on the server.
+    @discardableResult
+    public func authenticate(profile: UserProfile, pin: String) async throws -> User {
+        let authenticator = try find(.pin, in: profile)
+        guard let stored = try await state().keys[authenticator.id]?.pin else { throw DeviceAuthenticationError.unknownProfile }
+        let key = try await Self.offMainWork { try stored.unlock(pin: pin) }
+        return try await exchange(profile: profile, authenticator: authenticator, customData: nil) {
+            try key.signature(for: $0).rawRepresentation
+        }
+    }
+
+    /// Signs `profile` in with its biometric or custom authenticator (whichever `authenticator` is, or
+    /// the first of those it has).
+    @discardableResult
+    public func authenticate(
+        profile: UserProfile, authenticator: RegisteredAuthenticator? = nil, reason: String = "Sign in"
+    ) async throws -> User {
+        guard let chosen = authenticator ?? profile.authenticators.first(where: { $0.type != .pin }) else {
+            throw DeviceAuthenticationError.unknownProfile
+        }
+        let material = try await state().keys[chosen.id]
+        switch chosen.type {
+        case .biometric:
+            guard let stored = material?.biometric else { throw DeviceAuthenticationError.unknownProfile }
+            let key = try configuration.biometricKeys.loadKey(stored)
+            return try await exchange(profile: profile, authenticator: chosen, customData: nil) { try await key.sign($0, reason: reason) }
+        case .custom:
+            guard let stored = material?.custom, let type = chosen.customType else { throw DeviceAuthenticationError.unknownProfile }
+            guard let custom = configuration.customAuthenticators.first(where: { $0.type == type }) else {
+                throw DeviceAuthenticationError.unknownCustomType(type)
+            }
+            let key = try SoftwareDeviceKey(stored: stored)
+            return try await exchange(profile: profile, authenticator: chosen, customData: { challenge in
+                try await custom.authenticate(CustomChallenge(profile: profile, authenticator: chosen, counts: challenge.counts))
+            }) { try await key.sign($0, reason: type) }
+        case .pin:
+            throw DeviceAuthenticationError.unknownProfile
+        }
+    }
+
+    /// The delegate form: asks the delegate for a PIN (again after each wrong one, with the counts),
+    /// for the biometric prompt's reason, or before a custom authenticator runs; tells it how it ended.
+    /// Returns the user, or nil when it failed (the delegate learnt why).
+    @discardableResult
+    public func authenticate(
+        profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: any AuthenticationDelegate
+    ) async -> User? {
+        await delegate.didStartAuthentication(profile: profile, authenticator: authenticator)
+        do {
+            let user: User
+            switch authenticator.type {
+            case .pin:
+                user = try await authenticateWithPIN(profile: profile, authenticator: authenticator, delegate: delegate)
+            case .biometric:
+                guard let reason = await delegate.didReceiveBiometricChallenge(profile: profile, authenticator: authenticator) else {
+                    throw DeviceAuthenticationError.cancelled
+                }
+                user = try await authenticate(profile: profile, authenticator: authenticator, reason: reason)
+            case .custom:
+                let challenge = CustomChallenge(profile: profile, authenticator: authenticator, counts: FailureCounts(max: 0, previous: 0))
+                guard await delegate.didReceiveCustomChallenge(challenge) else { throw DeviceAuthenticationError.cancelled }
+                user = try await authenticate(profile: profile, authenticator: authenticator)
+            }
+            await delegate.didAuthenticate(user: user, profile: profile)
+            return user
+        } catch {
+            await delegate.didFailToAuthenticate(profile: profile, error: error)
+            return nil
+        }
+    }
+
+    private func authenticateWithPIN(
+        profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: any AuthenticationDelegate
+    ) async throws -> User {
+        guard let stored = try await state().keys[authenticator.id]?.pin else { throw DeviceAuthenticationError.unknownProfile }
+        var previousError: GatehouseError?
+        while true {
+            // The counts come from the server with each challenge: they are the server's, not a guess here.
+            let challenge = try await fetchChallenge(profile: profile, authenticator: authenticator)
+            let asked = PINChallenge(
+                profile: profile, authenticator: authenticator, maxFailureCount: challenge.maxFailureCount,
+                previousFailureCount: challenge.previousFailureCount, remainingFailureCount: challenge.remainingFailureCount,
+                previousError: previousError)
+            guard case .pin(let pin) = await delegate.didReceivePINChallenge(asked) else { throw DeviceAuthenticationError.cancelled }
+            let key = try await Self.offMainWork { try stored.unlock(pin: pin) }
+            do {
+                return try await answer(challenge, profile: profile, authenticator: authenticator, customData: nil) {
+                    try key.signature(for: $0).rawRepresentation
+                }
+            } catch let error as GatehouseError where error.code == .invalidAuthenticatorResponse {
+                previousError = error
+            }
+        }
+    }
+
+    func find(_ type: AuthenticatorType, in profile: UserProfile) throws -> RegisteredAuthenticator {
+        guard let found = profile.authenticators.first(where: { $0.type == type }) else { throw DeviceAuthenticationError.unknownProfile }
+        return found
+    }
+
+    /// One challenge and its answer.
+    func exchange(
+        profile: UserProfile, authenticator: RegisteredAuthenticator,
+        customData: (@Sendable (DeviceChallenge) async throws -> String?)?, sign: @Sendable (Data) async throws -> Data
+    ) async throws -> User {
+        let challenge = try await fetchChallenge(profile: profile, authenticator: authenticator)
+        let data = try await customData?(challenge)
+        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: data, sign: sign)
+    }
+
+    func fetchChallenge(profile: UserProfile, authenticator: RegisteredAuthenticator) async throws -> DeviceChallenge {
+        // Another profile's session ends first: one profile is signed in at a time.
+        let state = try await state()
+        if let active = state.activeProfileID, active != profile.id {
+            _ = try? await client.logOut()
+            try await update { $0.activeProfileID = nil }
+        }
+        let request = try client.http.json(
+            client.http.request("POST", "/v1/authenticators/challenge"),
+            body: DeviceChallengeRequest(clientId: client.configuration.clientID, authenticatorId: authenticator.id))
+        return try await deregisteringOnLoss(profile: profile, authenticator: authenticator) {
+            try await client.http.send(request)
+        }
+    }
+
+    func answer(
+        _ challenge: DeviceChallenge, profile: UserProfile, authenticator: RegisteredAuthenticator, customData: String?,
+        sign: @Sendable (Data) async throws -> Data
+    ) async throws -> User {
+        let clientID = client.configuration.clientID
+        let deviceID = try await state().deviceID
+        let message = DeviceSignature.message(
+            challengeID: challenge.challengeId, challenge: challenge.challenge, clientID: clientID, deviceID: deviceID,
+            authenticatorID: authenticator.id)
+        let signature = try await sign(message)
+        let request = try client.http.json(
+            client.http.request("POST", "/v1/authenticators/authenticate"),
+            body: DeviceAuthenticationRequest(
+                clientId: clientID, challengeId: challenge.challengeId, signature: PKCE.base64URL(signature), customData: customData))
+        let tokens: TokenResponse = try await deregisteringOnLoss(profile: profile, authenticator: authenticator) {
+            try await client.http.send(request)
+        }
+        let user = try await client.adopt(tokens)
+        try await update { $0.activeProfileID = profile.id }
+        return user
+    }
+
+    /// The server no longer knows the authenticator: forget it here too, and say so.
+    private func deregisteringOnLoss<T: Sendable>(
+        profile: UserProfile, authenticator: RegisteredAuthenticator, _ call: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await call()
+        } catch let error as GatehouseError where error.code == .deviceDeregistered {
+            try await forget(authenticator, of: profile)
+            // Its sessions ended on the server with it.
+            if try await state().activeProfileID == profile.id {
+                await client.end(.sessionRevoked)
+                try await update { $0.activeProfileID = nil }
+            }
+            throw DeviceAuthenticationError.deregistered
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Crypto
+import Foundation
+import GatehouseAPI
+
+/// The signed-in user's device authenticators: register a device key with the client they signed in
+/// with, list them, delete one (which ends the sessions it started).
+public struct DeviceAuthenticatorsFlow: Sendable {
+    let services: CoreServices
+
+    /// More than any person has devices; bounds what one account can store.
+    public static let maxPerUser = 20
+
+    public init(services: CoreServices) { self.services = services }
+
+    static func requireEnabled(_ client: ClientRecord) throws {
+        guard client.settings.deviceAuthenticators.isOn else {
+            throw GatehouseError.methodNotEnabled("This client does not offer device authenticators.")
+        }
+    }
+
+    public func register(_ principal: Principal, _ request: AuthenticatorRegistration) async throws -> AuthenticatorInfo {
+        let client = try await services.clients.resolve(principal.session.clientID)
+        try Self.requireEnabled(client)
+        var problems = ValidationResult()
+        if !DeviceFields.isDeviceID(request.deviceId) {
+            problems.invalidate(field: "device_id", code: .invalidFormat, message: DeviceFields.deviceIDRule)
+        }
+        switch (request.type, request.customType) {
+        case (.custom, let name?) where DeviceFields.isCustomType(name): break
+        case (.custom, _):
+            problems.invalidate(field: "custom_type", code: .invalidFormat, message: "Name the custom authenticator with 1 to 64 of a-z, 0-9, '_' and '-'.")
+        case (_, .some):
+            problems.invalidate(field: "custom_type", code: .invalidValue, message: "Only a custom authenticator has a custom_type.")
+        case (_, nil): break
+        }
+        if let name = request.deviceName, name.isEmpty || name.count > 100 {
+            problems.invalidate(field: "device_name", code: .invalidFormat, message: "Use 1 to 100 characters.")
+        }
+        let key = DeviceAuthenticatorStrategy.publicKey(request.publicKey)
+        if key == nil {
+            problems.invalidate(field: "public_key", code: .invalidFormat, message: "Send a P-256 public key (X9.63, base64url).")
+        }
+        guard problems.isValid, let key else { throw GatehouseError.validation(problems) }
+
+        let keyID = DeviceAuthenticatorStrategy.keyID(of: key)
+        let config = DeviceAuthenticatorStrategy.Config(
+            kind: request.type, customType: request.customType, clientID: client.id, deviceID: request.deviceId,
+            deviceName: request.deviceName, keyID: keyID, publicKey: Base64URL.encode(key.x963Representation))
+        let now = services.clock.now()
+        let credential = CredentialRecord(
+            userID: principal.user.id, type: .deviceAuthenticator,
+            identifiers: [DeviceAuthenticatorStrategy.identifier(deviceID: request.deviceId, keyID: keyID)],
+            config: try CredentialRecord.encodeConfig(config), createdAt: now)
+        let userID = principal.user.id
+        do {
+            try await services.persistence.transaction { stores in
+                let existing = try await stores.credentials.list(userID: userID, type: .deviceAuthenticator)
+                guard existing.count < Self.maxPerUser else {
+                    throw GatehouseError.validation(
+                        field: nil, code: .invalidValue, message: "Remove an authenticator first: at most \(Self.maxPerUser) per account.")
+                }
+                try await stores.credentials.insert(credential)
+            }
+        } catch StoreError.conflict {
+            throw GatehouseError.authenticatorExists
+        }
+        return Self.info(credential, config: config, limit: client.settings.maxFailureCount)
+    }
+
+    public func list(_ principal: Principal) async throws -> AuthenticatorList {
+        let userID = principal.user.id
+        let credentials = try await services.persistence.read {
+            try await $0.credentials.list(userID: userID, type: .deviceAuthenticator)
+        }
+        var infos: [AuthenticatorInfo] = []
+        for credential in credentials {
+            guard let config = try? credential.decodeConfig(DeviceAuthenticatorStrategy.Config.self) else { continue }
+            let client = try? await services.clients.resolve(config.clientID)
+            infos.append(Self.info(credential, config: config, limit: client?.settings.maxFailureCount ?? 3))
+        }
+        return AuthenticatorList(authenticators: infos)
+    }
+
+    /// Deletes one of the caller's authenticators and ends its sessions; another user's is "not found".
+    public func delete(_ principal: Principal, id: String) async throws {
+        let now = services.clock.now()
+        let userID = principal.user.id
+        let deleted = try await services.persistence.transaction { stores -> Bool in
+            guard let credential = try await stores.credentials.find(id: id), credential.userID == userID,
+                credential.type == .deviceAuthenticator
+            else { return false }
+            _ = try await stores.credentials.delete(id: id)
+            _ = try await stores.sessions.revokeAll(credentialID: id, at: now, reason: .authenticatorRemoved)
+            return true
+        }
+        guard deleted else { throw GatehouseError.notFound("No such authenticator.") }
+    }
+
+    static func info(_ credential: CredentialRecord, config: DeviceAuthenticatorStrategy.Config, limit: Int) -> AuthenticatorInfo {
+        AuthenticatorInfo(
+            id: credential.id, type: config.kind, customType: config.customType, clientId: config.clientID,
+            deviceId: config.deviceID, deviceName: config.deviceName, maxFailureCount: limit,
+            failureCount: min(credential.failureCount, limit), createdAt: credential.createdAt)
+    }
+}
