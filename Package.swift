@@ -92,6 +92,8 @@ let package = Package(
             name: "GatehouseBench",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GatehouseAPI", package: "GatehouseSDK"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]

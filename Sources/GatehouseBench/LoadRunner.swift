@@ -96,10 +96,11 @@ public struct LoadRunner: Sendable {
     struct Session: Sendable {
         var access: String
         var chain: RefreshChain?
+        var device: BenchDevice?
     }
 
     private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
-        guard [.refresh, .introspect, .me].contains(scenario) else { return nil }
+        guard [.refresh, .introspect, .me, .device].contains(scenario) else { return nil }
         let user = users[worker % max(1, users.count)]
         // Set-up is not measured: a sign-in refused for load (5xx, 429; Glewlwyd's SQLite answers 500
         // when its database is busy) is retried a few times before the run gives up.
@@ -113,7 +114,17 @@ public struct LoadRunner: Sendable {
         }
         let refresh = login.string("refresh_token")
         if scenario == .refresh, refresh == nil { throw BenchError.setup("sign-in answered no refresh token") }
-        return Session(access: access, chain: refresh.map(RefreshChain.init))
+        var device: BenchDevice?
+        if scenario == .device {
+            var made = BenchDevice(worker: worker)
+            let registered = try await client.send(target.registerDevice(deviceID: made.deviceID, publicKey: made.publicKey, access: access))
+            guard let id = registered.string("id") else {
+                throw BenchError.setup("device registration answered \(registered.status): \(String(buffer: registered.body).prefix(200))")
+            }
+            made.authenticatorID = id
+            device = made
+        }
+        return Session(access: access, chain: refresh.map(RefreshChain.init), device: device)
     }
 
     private func worker(
@@ -141,7 +152,12 @@ public struct LoadRunner: Sendable {
             do {
                 // Open-loop tickets spread logins over every user; closed-loop workers walk their own stride.
                 let pick = schedule != nil ? ticket : index + sequence * 7919
-                let answer = try await client.send(call(for: scenario, pick: pick, session: session))
+                let answer =
+                    if scenario == .device {
+                        try await deviceSignIn(session!.device!)
+                    } else {
+                        try await client.send(call(for: scenario, pick: pick, session: session))
+                    }
                 if scenario == .refresh, answer.status == 200 {
                     try advance(&session, with: answer)
                 }
@@ -180,7 +196,18 @@ public struct LoadRunner: Sendable {
         case .clientCredentials: return target.clientCredentials()
         case .signup: return target.signup(email: "signup-\(UUID().uuidString.lowercased())@example.com", password: "bench password signup")
         case .mixed: preconditionFailure("mixed runs as two phases")
+        case .device: preconditionFailure("device runs as two calls")
         }
+    }
+
+    /// A challenge and its signed answer; a refused challenge is the answer.
+    private func deviceSignIn(_ device: BenchDevice) async throws -> BenchClient.Answer {
+        let challenge = try await client.send(target.deviceChallenge(authenticatorID: device.authenticatorID))
+        guard challenge.status == 200, let id = challenge.string("challenge_id"), let nonce = challenge.string("challenge") else {
+            return challenge
+        }
+        let signature = try device.sign(challengeID: id, challenge: nonce, clientID: target.clientID)
+        return try await client.send(target.deviceAuthenticate(challengeID: id, signature: signature))
     }
 
     /// Follows the chain; Gatehouse must always rotate, a peer that does not rotate keeps its token.

@@ -1,9 +1,10 @@
 import Foundation
 
 /// What a virtual user does in a loop. `mixed` floods logins open-loop (at `--login-rate`) while
-/// refreshes run (closed-loop, or open-loop at `--rate`), and reports both.
+/// refreshes run (closed-loop, or open-loop at `--rate`), and reports both. `device` is one device
+/// sign-in: a challenge, then its signed answer (two requests, timed together).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
-    case login, refresh, introspect, jwks, me, signup
+    case login, refresh, introspect, jwks, me, signup, device
     case clientCredentials = "client-credentials"
     case mixed
 }

@@ -117,6 +117,23 @@ public struct Target: Sendable {
         }
     }
 
+    /// Registers a device key for the signed-in user (Gatehouse only).
+    public func registerDevice(deviceID: String, publicKey: String, access: String) -> Call {
+        Call(
+            path: "/v1/me/authenticators", body: .json(["type": "pin", "device_id": deviceID, "public_key": publicKey]),
+            bearer: access)
+    }
+
+    public func deviceChallenge(authenticatorID: String) -> Call {
+        Call(path: "/v1/authenticators/challenge", body: .json(["client_id": clientID, "authenticator_id": authenticatorID]))
+    }
+
+    public func deviceAuthenticate(challengeID: String, signature: String) -> Call {
+        Call(
+            path: "/v1/authenticators/authenticate",
+            body: .json(["client_id": clientID, "challenge_id": challengeID, "signature": signature]))
+    }
+
     /// Statuses that mean "this account already exists" when seeding.
     public var alreadyExists: Set<Int> { kind == .fastapiUsers ? [400] : [409] }
 }

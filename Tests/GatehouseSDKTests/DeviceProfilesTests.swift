@@ -89,7 +89,8 @@ struct DeviceProfilesTests {
 
     @Test("Camouflage: every PIN unlocks a well-formed key, only the right one is the registered key, and the server refuses the rest")
     func camouflage() async throws {
-        let (stored, publicKey) = try CamouflagedPINKey.create(pin: "86420", parameters: Self.cheap)
+        let (stored, created) = try CamouflagedPINKey.create(pin: "86420", parameters: Self.cheap)
+        let publicKey = created.publicKey
         #expect(try stored.unlock(pin: "86420").publicKey.x963Representation == publicKey.x963Representation)
         var seen = Set<Data>()
         let guesses = Set((0..<40).map { String(format: "%05d", $0 * 2467 % 100_000) }).subtracting(["86420"])
@@ -234,6 +235,30 @@ struct DeviceProfilesTests {
             try await profiles.disconnect()
             #expect(try await profiles.profiles().isEmpty)
             #expect(await client.state == .signedOut)
+        }
+    }
+}
+
+extension DeviceProfilesTests {
+    @Test("Removing the signed-in profile deletes all its authenticators on the server, the session's own last")
+    func removeProfile() async throws {
+        let server = try await Self.server()
+        try await withLiveServer(server) { base in
+            let (client, profiles) = Self.setUp(base)
+            _ = try await client.signUp(email: "gone@example.com", password: "correct horse battery")
+            _ = try await profiles.registerBiometric()
+            let profile = try await profiles.registerPIN("13579")
+            #expect(profile.authenticators.count == 2)
+            // The session is bound to the PIN (registered last); remove must delete the other first.
+            #expect(try await profiles.remove(profile))
+            #expect(try await profiles.profiles().isEmpty)
+            #expect(await client.state == .signedOut)
+
+            try await client.logIn(email: "gone@example.com", password: "correct horse battery")
+            let (data, response) = try await client.authorizedData(for: URLRequest(url: base.appendingPathComponent("/v1/me/authenticators")))
+            #expect(response.statusCode == 200)
+            let listed = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            #expect((listed?["authenticators"] as? [Any])?.isEmpty == true)
         }
     }
 }

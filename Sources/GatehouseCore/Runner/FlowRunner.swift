@@ -68,9 +68,15 @@ public struct FlowRunner: Sendable {
             try await recordFailure(identifier: identifier, credentialID: credential.id, meta: meta, now: now)
             throw GatehouseError.invalidCredentials
         }
-        guard user.state == .active else { throw GatehouseError.accountDisabled }
-        if client.settings.emailVerification == .required, !strategy.provesIdentifier, !user.emailVerified {
-            throw GatehouseError.emailNotVerified
+        do {
+            guard user.state == .active else { throw GatehouseError.accountDisabled }
+            if client.settings.emailVerification == .required, !strategy.provesIdentifier, !user.emailVerified {
+                throw GatehouseError.emailNotVerified
+            }
+        } catch {
+            // The secret was right: a counted attempt is not a failure.
+            if reserved != nil { _ = try? await services.persistence.transaction { try await $0.credentials.resetFailures(id: credential.id) } }
+            throw error
         }
 
         let scopes = SessionIssuer.grant(requested: request.scope, client: client)
@@ -109,8 +115,12 @@ public struct FlowRunner: Sendable {
     private func reserveAttempt(on credential: CredentialRecord, limit: Int, now: Date) async throws -> Int {
         let count = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
         guard let count else { throw GatehouseError.deviceDeregistered() }
-        // Others in flight hold the remaining places; one of them ends in a reset or a deletion.
-        if count > limit { throw GatehouseError.rateLimited(retryAfter: 1) }
+        // More attempts than allowed: a burst of guesses, or a count left behind by a crash or a lowered
+        // limit. Either way the credential is spent; it is never checked again.
+        if count > limit {
+            try await remove(credential, now: now)
+            throw GatehouseError.deviceDeregistered()
+        }
         return count
     }
 
@@ -123,15 +133,20 @@ public struct FlowRunner: Sendable {
         let exhausted = reserved >= limit
         try await services.persistence.transaction { stores in
             try await throttle.recordFailure(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
-            if exhausted {
-                _ = try await stores.credentials.delete(id: credential.id)
-                _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
-            }
         }
+        if exhausted { try await remove(credential, now: now) }
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
         throw exhausted ? GatehouseError.deviceDeregistered(counts) : GatehouseError.authenticatorRejected(counts)
+    }
+
+    /// Deletes a spent credential and ends every session it started, together.
+    private func remove(_ credential: CredentialRecord, now: Date) async throws {
+        try await services.persistence.transaction { stores in
+            _ = try await stores.credentials.delete(id: credential.id)
+            _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
+        }
     }
 
     private func recordFailure(identifier: String, credentialID: String?, meta: RequestMeta, now: Date) async throws {

@@ -18,8 +18,9 @@ public struct CamouflagedPINKey: Codable, Sendable, Hashable {
     var memoryKiB: UInt32
     var iterations: UInt32
 
-    /// Creates a new key protected by `pin` (the PIN's policy is the caller's to check); returns the stored form and the public key to register.
-    public static func create(pin: String, parameters: Argon2Parameters) throws -> (stored: CamouflagedPINKey, publicKey: P256.Signing.PublicKey) {
+    /// Creates a new key protected by `pin` (the PIN's policy is the caller's to check); returns the
+    /// stored form and the key, whose public half is to be registered and which is then dropped.
+    public static func create(pin: String, parameters: Argon2Parameters) throws -> (stored: CamouflagedPINKey, key: P256.Signing.PrivateKey) {
         var seed = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for i in seed.indices { seed[i] = generator.next() }
@@ -29,7 +30,7 @@ public struct CamouflagedPINKey: Codable, Sendable, Hashable {
         let stored = CamouflagedPINKey(
             salt: Data(salt), masked: Data(zip(seed, mask).map { $0 ^ $1 }), memoryKiB: parameters.memoryKiB,
             iterations: parameters.iterations)
-        return (stored, Self.key(fromSeed: seed).publicKey)
+        return (stored, Self.key(fromSeed: seed))
     }
 
     /// The key this PIN unlocks: the right one for the right PIN, a valid but useless one otherwise.

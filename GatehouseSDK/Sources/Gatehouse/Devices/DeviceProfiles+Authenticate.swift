@@ -115,11 +115,15 @@ extension DeviceProfiles {
     }
 
     func fetchChallenge(profile: UserProfile, authenticator: RegisteredAuthenticator) async throws -> DeviceChallenge {
-        // Another profile's session ends first: one profile is signed in at a time.
+        // Any other session ends first (another profile's, or a password session): one profile is
+        // signed in at a time, and no session is left behind on the server.
         let state = try await state()
-        if let active = state.activeProfileID, active != profile.id {
+        if state.activeProfileID != profile.id, await client.signedInUser() != nil {
             _ = try? await client.logOut()
-            try await update { $0.activeProfileID = nil }
+            try await update {
+                $0.activeProfileID = nil
+                $0.activeAuthenticatorID = nil
+            }
         }
         let request = try client.http.json(
             client.http.request("POST", "/v1/authenticators/challenge"),
@@ -147,7 +151,10 @@ extension DeviceProfiles {
             try await client.http.send(request)
         }
         let user = try await client.adopt(tokens)
-        try await update { $0.activeProfileID = profile.id }
+        try await update {
+            $0.activeProfileID = profile.id
+            $0.activeAuthenticatorID = authenticator.id
+        }
         return user
     }
 
@@ -162,7 +169,10 @@ extension DeviceProfiles {
             // Its sessions ended on the server with it.
             if try await state().activeProfileID == profile.id {
                 await client.end(.sessionRevoked)
-                try await update { $0.activeProfileID = nil }
+                try await update {
+                    $0.activeProfileID = nil
+                    $0.activeAuthenticatorID = nil
+                }
             }
             throw DeviceAuthenticationError.deregistered
         }

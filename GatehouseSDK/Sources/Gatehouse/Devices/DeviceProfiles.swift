@@ -90,7 +90,7 @@ public actor DeviceProfiles {
         guard problems.isValid else { throw DeviceAuthenticationError.pinPolicy(problems) }
         let parameters = configuration.pinKeyDerivation
         let created = try await Self.offMainWork { try CamouflagedPINKey.create(pin: pin, parameters: parameters) }
-        let key = try created.stored.unlock(pin: pin)
+        let key = created.key
         return try await register(
             .pin, customType: nil, publicKey: key.publicKey, material: .init(pin: created.stored),
             sign: { try key.signature(for: $0).rawRepresentation })
@@ -161,14 +161,24 @@ public actor DeviceProfiles {
 
     // MARK: Removal
 
-    /// Deletes an authenticator on the server (as the signed-in user, who must own it) and here.
+    /// Deletes an authenticator on the server (as the signed-in user, who must own it) and here. When
+    /// the current session was started with it, the server ends that session too, and so does this
+    /// device.
     public func deregister(_ authenticator: RegisteredAuthenticator, of profile: UserProfile) async throws {
         do {
             try await client.authorized(client.http.request("DELETE", "/v1/me/authenticators/\(authenticator.id)"))
         } catch let error as GatehouseError where error.code == .notFound {
             // Already gone on the server.
         }
+        let ended = try await state().activeAuthenticatorID == authenticator.id
         try await forget(authenticator, of: profile)
+        if ended {
+            await client.end(.userRequested)
+            try await update {
+                $0.activeProfileID = nil
+                $0.activeAuthenticatorID = nil
+            }
+        }
     }
 
     /// Removes a profile: its authenticators are deleted on the server when it is the signed-in one,
@@ -179,7 +189,10 @@ public actor DeviceProfiles {
         let active = try await activeProfile()?.id == profile.id && signedIn
         var toldServer = active
         if active {
-            for authenticator in profile.authenticators {
+            // The one that started this session goes last: deleting it ends the session.
+            let bound = try await state().activeAuthenticatorID
+            let ordered = profile.authenticators.filter { $0.id != bound } + profile.authenticators.filter { $0.id == bound }
+            for authenticator in ordered {
                 do {
                     try await deregister(authenticator, of: profile)
                 } catch {
@@ -191,7 +204,10 @@ public actor DeviceProfiles {
         try await update { state in
             for authenticator in profile.authenticators { state.keys[authenticator.id] = nil }
             state.profiles.removeAll { $0.id == profile.id }
-            if state.activeProfileID == profile.id { state.activeProfileID = nil }
+            if state.activeProfileID == profile.id {
+                state.activeProfileID = nil
+                state.activeAuthenticatorID = nil
+            }
         }
         return toldServer
     }
@@ -201,7 +217,10 @@ public actor DeviceProfiles {
     @discardableResult
     public func logout() async -> LogoutOutcome {
         let outcome = (try? await client.logOut()) ?? .notSignedIn
-        try? await update { $0.activeProfileID = nil }
+        try? await update {
+            $0.activeProfileID = nil
+            $0.activeAuthenticatorID = nil
+        }
         return outcome
     }
 

@@ -60,6 +60,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var profiles: [UserProfile]
     /// The profile whose session the ``AuthClient`` holds, if any.
     public var activeProfileID: String?
+    /// The authenticator the active profile's session was started with (its deletion ends the session).
+    var activeAuthenticatorID: String?
     /// Key material by authenticator id.
     var keys: [String: KeyMaterial]
 
@@ -67,6 +69,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         self.deviceID = deviceID
         self.profiles = []
         self.activeProfileID = nil
+        self.activeAuthenticatorID = nil
         self.keys = [:]
     }
 
