@@ -22,13 +22,26 @@ public protocol BiometricKeyProvider: Sendable {
 /// A P-256 key held in memory and kept raw in the ``DeviceStore``: for Linux, for custom
 /// authenticators, and for tests. Its protection is the store's (Keychain, 0600 file).
 public struct SoftwareDeviceKey: DeviceKey {
-    let key: P256.Signing.PrivateKey
+    // The raw scalar, not the key object: plain bytes are Sendable on every platform, while CryptoKit's
+    // key types are not declared so in every SDK this package supports.
+    let raw: Data
 
-    public init() { key = P256.Signing.PrivateKey() }
-    public init(stored: Data) throws { key = try P256.Signing.PrivateKey(rawRepresentation: stored) }
+    public init() { raw = P256.Signing.PrivateKey().rawRepresentation }
+
+    /// A key from its raw representation; throws for bytes that are not a P-256 scalar.
+    public init(stored: Data) throws {
+        raw = try P256.Signing.PrivateKey(rawRepresentation: stored).rawRepresentation
+    }
+
+    init(_ key: P256.Signing.PrivateKey) { raw = key.rawRepresentation }
+
+    var key: P256.Signing.PrivateKey {
+        // `raw` was produced by, or checked with, this same initializer.
+        try! P256.Signing.PrivateKey(rawRepresentation: raw)
+    }
 
     public var publicKey: P256.Signing.PublicKey { key.publicKey }
-    public var stored: Data { key.rawRepresentation }
+    public var stored: Data { raw }
     public func sign(_ message: Data, reason: String) async throws -> Data {
         try key.signature(for: message).rawRepresentation
     }
@@ -57,7 +70,7 @@ public struct SoftwareBiometricKeys: BiometricKeyProvider {
     }
 }
 
-#if canImport(LocalAuthentication) && canImport(CryptoKit) && !os(watchOS)
+#if canImport(LocalAuthentication) && canImport(CryptoKit) && (os(iOS) || os(macOS))
 import CryptoKit
 import LocalAuthentication
 
@@ -78,26 +91,33 @@ public struct SecureEnclaveBiometricKeys: BiometricKeyProvider {
             let access = SecAccessControlCreateWithFlags(
                 nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .biometryCurrentSet], &error)
         else { throw error!.takeRetainedValue() as any Error }
-        return Enclave(key: try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
+        return Enclave(try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
     }
 
     public func loadKey(_ stored: Data) throws -> any DeviceKey {
-        Enclave(key: try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: stored))
+        Enclave(try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: stored))
     }
 
+    /// The enclave's encrypted handle and the public key's bytes: plain data, so Sendable everywhere.
     struct Enclave: DeviceKey {
-        let key: SecureEnclave.P256.Signing.PrivateKey
-        var publicKey: P256.Signing.PublicKey {
-            // CryptoKit's and swift-crypto's key types differ on Apple platforms; the bytes are the same.
-            try! P256.Signing.PublicKey(x963Representation: key.publicKey.x963Representation)
+        let blob: Data
+        let publicX963: Data
+
+        init(_ key: SecureEnclave.P256.Signing.PrivateKey) {
+            blob = key.dataRepresentation
+            publicX963 = key.publicKey.x963Representation
         }
-        var stored: Data { key.dataRepresentation }
+
+        var publicKey: P256.Signing.PublicKey {
+            // The enclave's own public key, in the representation it was read from.
+            try! P256.Signing.PublicKey(x963Representation: publicX963)
+        }
+        var stored: Data { blob }
         func sign(_ message: Data, reason: String) async throws -> Data {
             let context = LAContext()
             context.localizedReason = reason
-            let reloaded = try SecureEnclave.P256.Signing.PrivateKey(
-                dataRepresentation: key.dataRepresentation, authenticationContext: context)
-            return try reloaded.signature(for: message).rawRepresentation
+            let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob, authenticationContext: context)
+            return try key.signature(for: message).rawRepresentation
         }
     }
 }

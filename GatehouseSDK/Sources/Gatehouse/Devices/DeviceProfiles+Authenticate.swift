@@ -9,9 +9,9 @@ extension DeviceProfiles {
     public func authenticate(profile: UserProfile, pin: String) async throws -> User {
         let authenticator = try find(.pin, in: profile)
         guard let stored = try await state().keys[authenticator.id]?.pin else { throw DeviceAuthenticationError.unknownProfile }
-        let key = try await Self.offMainWork { try stored.unlock(pin: pin) }
+        let key = try await Self.offMainWork { SoftwareDeviceKey(try stored.unlock(pin: pin)) }
         return try await exchange(profile: profile, authenticator: authenticator, customData: nil) {
-            try key.signature(for: $0).rawRepresentation
+            try await key.sign($0, reason: "pin")
         }
     }
 
@@ -88,10 +88,10 @@ extension DeviceProfiles {
                 previousFailureCount: challenge.previousFailureCount, remainingFailureCount: challenge.remainingFailureCount,
                 previousError: previousError)
             guard case .pin(let pin) = await delegate.didReceivePINChallenge(asked) else { throw DeviceAuthenticationError.cancelled }
-            let key = try await Self.offMainWork { try stored.unlock(pin: pin) }
+            let key = try await Self.offMainWork { SoftwareDeviceKey(try stored.unlock(pin: pin)) }
             do {
                 return try await answer(challenge, profile: profile, authenticator: authenticator, customData: nil) {
-                    try key.signature(for: $0).rawRepresentation
+                    try await key.sign($0, reason: "pin")
                 }
             } catch let error as GatehouseError where error.code == .invalidAuthenticatorResponse {
                 previousError = error

@@ -36,7 +36,7 @@ public actor DeviceProfiles {
         }
 
         static var platformBiometricKeys: any BiometricKeyProvider {
-            #if canImport(LocalAuthentication) && canImport(CryptoKit) && !os(watchOS)
+            #if canImport(LocalAuthentication) && canImport(CryptoKit) && (os(iOS) || os(macOS))
             if #available(iOS 13.0, macOS 10.15, tvOS 13.0, *) { return SecureEnclaveBiometricKeys() }
             #endif
             return SoftwareBiometricKeys()
@@ -89,11 +89,13 @@ public actor DeviceProfiles {
         let problems = configuration.pinPolicy.validate(pin)
         guard problems.isValid else { throw DeviceAuthenticationError.pinPolicy(problems) }
         let parameters = configuration.pinKeyDerivation
-        let created = try await Self.offMainWork { try CamouflagedPINKey.create(pin: pin, parameters: parameters) }
-        let key = created.key
+        let (stored, key) = try await Self.offMainWork {
+            let created = try CamouflagedPINKey.create(pin: pin, parameters: parameters)
+            return (created.stored, SoftwareDeviceKey(created.key))
+        }
         return try await register(
-            .pin, customType: nil, publicKey: key.publicKey, material: .init(pin: created.stored),
-            sign: { try key.signature(for: $0).rawRepresentation })
+            .pin, customType: nil, publicKey: key.publicKey, material: .init(pin: stored),
+            sign: { try await key.sign($0, reason: "pin") })
     }
 
     /// Registers a biometric authenticator (a Secure Enclave key on Apple platforms).
