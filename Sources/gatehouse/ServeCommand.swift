@@ -34,8 +34,10 @@ struct ServeCommand: AsyncParsableCommand {
     var hashingQueue: Int?
     @Option(name: .customLong("refresh-grace"), help: "Seconds a rotated refresh token still yields the same successor (GATEHOUSE_REFRESH_GRACE; default 10)")
     var refreshGrace: Double?
-    @Option(name: .customLong("max-failures-per-account"), help: "Failed logins per account per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT; default 10)")
+    @Option(name: .customLong("max-failures-per-account"), help: "Failed logins per account from one address block per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT; default 10)")
     var maxFailuresPerAccount: Int?
+    @Option(name: .customLong("max-failures-per-account-total"), help: "Failed logins per account from all addresses per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT_TOTAL; default 100)")
+    var maxFailuresPerAccountTotal: Int?
     @Option(name: .customLong("max-failures-per-ip"), help: "Failed logins per IP per window before 429 (GATEHOUSE_MAX_FAILURES_PER_IP; default 50)")
     var maxFailuresPerIP: Int?
     @Option(name: .customLong("failure-window"), help: "Seconds of the failed-login window (GATEHOUSE_FAILURE_WINDOW; default 900)")
@@ -82,6 +84,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let v = try int(maxFailuresPerAccount.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT") { c.maxFailuresPerAccount = v }
         if let v = try int(maxFailuresPerIP.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_IP") { c.maxFailuresPerIP = v }
+        if let v = try int(maxFailuresPerAccountTotal.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT_TOTAL") { c.maxFailuresPerAccountTotal = v }
         if let v = try int(maxSignupsPerIP.map(String.init), "GATEHOUSE_MAX_SIGNUPS_PER_IP") { c.maxSignupsPerIP = v }
         if let v = try int(codeTTL.map(String.init), "GATEHOUSE_CODE_TTL") { c.codeTTL = TimeInterval(max(30, v)) }
         if let v = try int(codeAttempts.map(String.init), "GATEHOUSE_CODE_ATTEMPTS") { c.codeAttempts = max(1, v) }

@@ -50,17 +50,16 @@ public struct AccountFlow: Sendable {
                     field: "current_password", code: .required, message: "Enter your current password.")
             }
             let throttleKey = user.email ?? user.id.uuidString
-            try await services.persistence.read { stores in
-                try await throttle.check(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
+            // Counted before the check, like a sign-in: a stolen session cannot guess faster.
+            let attempt = try await services.persistence.transaction { stores in
+                try await throttle.begin(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
             }
             guard case .verified = try await password.check(current, against: credential) else {
-                try await services.persistence.transaction { stores in
-                    try await throttle.recordFailure(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
-                    _ = try await stores.credentials.recordFailure(id: credential.id, at: now)
-                }
+                _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
                 throw GatehouseError.validation(
                     field: "current_password", code: .invalidCredentials, message: "The current password is wrong.")
             }
+            try await services.persistence.transaction { try await throttle.succeeded(attempt, stores: $0) }
         }
         let hash = try await password.hash(request.password)
         let sessionID = principal.session.id

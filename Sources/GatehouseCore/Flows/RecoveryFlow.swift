@@ -105,6 +105,7 @@ public struct RecoveryFlow: Sendable {
         services.settings.passwordPolicy.validate(password, email: user.email, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         let strategy = services.password
+        let throttle = services.throttle
         let hash = try await strategy.hash(password)
         let record = try await codes.redeem(token: token, purpose: .recovery)
         guard let userID = record.userID, userID == user.id else { throw OneTimeCodes.expired }
@@ -117,7 +118,7 @@ public struct RecoveryFlow: Sendable {
             }
             try await strategy.setPassword(hash: hash, for: user, now: now, stores: stores)
             _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .passwordChanged)
-            try await stores.attempts.reset(key: LoginThrottle.accountKey(user.email ?? ""))
+            try await throttle.clear(email: user.email ?? "", ip: meta.ipAddress, stores: stores)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(
                     kind: "password_changed", to: email, locale: user.profile.locale ?? meta.acceptLanguage,

@@ -2,24 +2,35 @@ import Foundation
 
 /// Limits on failed attempts, counted in the database so that every node shares them.
 public struct ThrottlePolicy: Sendable, Hashable {
-    /// Failures per account in one window before logins for it answer 429.
+    /// Failed sign-ins to one account from one address block in one window before that pair answers
+    /// 429. Per pair, so a stranger's guesses lock out the stranger, not the owner on their own network.
     public var maxFailuresPerAccount: Int
-    /// Failures per client IP in one window (higher: many users can share one NAT).
+    /// Failures per client address block in one window, across accounts (higher: many users can share
+    /// one NAT).
     public var maxFailuresPerIP: Int
+    /// The backstop: failures per account from every address together (a guessing botnet).
+    public var maxFailuresPerAccountTotal: Int
     public var window: TimeInterval
 
     /// Sign-ups per client IP in one window: each costs a password hash and may send a mail.
     public var maxSignupsPerIP: Int
 
     public init(
-        maxFailuresPerAccount: Int = 10, maxFailuresPerIP: Int = 50, window: TimeInterval = 15 * 60,
-        maxSignupsPerIP: Int = 30
+        maxFailuresPerAccount: Int = 10, maxFailuresPerIP: Int = 50, maxFailuresPerAccountTotal: Int = 100,
+        window: TimeInterval = 15 * 60, maxSignupsPerIP: Int = 30
     ) {
         self.maxFailuresPerAccount = maxFailuresPerAccount
         self.maxFailuresPerIP = maxFailuresPerIP
+        self.maxFailuresPerAccountTotal = max(maxFailuresPerAccountTotal, maxFailuresPerAccount)
         self.window = window
         self.maxSignupsPerIP = maxSignupsPerIP
     }
+}
+
+/// One counted sign-in attempt, to be settled when it succeeds (a failure stays counted).
+public struct LoginAttempt: Sendable {
+    let keys: [String]
+    let pairKey: String
 }
 
 /// Login throttling on top of the attempt store.
@@ -28,8 +39,13 @@ public struct LoginThrottle: Sendable {
 
     public init(policy: ThrottlePolicy) { self.policy = policy }
 
+    /// Every failure for the account, from anywhere: the backstop.
     static func accountKey(_ email: String) -> String { "login:account:" + Secrets.sha256Hex(email) }
     static func ipKey(_ ip: String) -> String { "login:ip:" + addressBlock(ip) }
+    /// The account from one address block (no address: one shared block).
+    static func pairKey(_ email: String, ip: String?) -> String {
+        "login:pair:" + Secrets.sha256Hex(email) + ":" + (ip.map(addressBlock) ?? "-")
+    }
 
     /// IPv6 clients usually own a whole /64: counting per address would give each of them 2^64 tries.
     static func addressBlock(_ ip: String) -> String {
@@ -46,29 +62,31 @@ public struct LoginThrottle: Sendable {
         return groups.prefix(4).map { $0.lowercased() }.joined(separator: ":") + "::/64"
     }
 
-    /// Throws 429 when either counter is over its limit.
-    public func check(email: String, ip: String?, stores: any Stores, now: Date) async throws {
-        let account = try await stores.attempts.current(key: Self.accountKey(email), now: now, window: policy.window)
-        if account.count >= policy.maxFailuresPerAccount {
-            throw GatehouseError.rateLimited(retryAfter: retryAfter(account, now: now))
+    /// Counts the attempt on the pair, the account and the address *before* anything is checked
+    /// (count, then compare): however many arrive at once, on however many nodes, at most the limit
+    /// are ever checked. Past a limit it throws 429; call it inside a transaction, so that refusal
+    /// rolls the counts back and a refused attempt is not a failure.
+    public func begin(email: String, ip: String?, stores: any Stores, now: Date) async throws -> LoginAttempt {
+        var limits = [(Self.pairKey(email, ip: ip), policy.maxFailuresPerAccount), (Self.accountKey(email), policy.maxFailuresPerAccountTotal)]
+        if let ip { limits.append((Self.ipKey(ip), policy.maxFailuresPerIP)) }
+        for (key, limit) in limits {
+            let count = try await stores.attempts.recordFailure(key: key, now: now, window: policy.window)
+            if count.count > limit { throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now)) }
         }
-        if let ip {
-            let byIP = try await stores.attempts.current(key: Self.ipKey(ip), now: now, window: policy.window)
-            if byIP.count >= policy.maxFailuresPerIP {
-                throw GatehouseError.rateLimited(retryAfter: retryAfter(byIP, now: now))
-            }
-        }
+        return LoginAttempt(keys: limits.map(\.0), pairKey: limits[0].0)
     }
 
-    public func recordFailure(email: String, ip: String?, stores: any Stores, now: Date) async throws {
-        _ = try await stores.attempts.recordFailure(key: Self.accountKey(email), now: now, window: policy.window)
-        if let ip {
-            _ = try await stores.attempts.recordFailure(key: Self.ipKey(ip), now: now, window: policy.window)
-        }
+    /// The attempt succeeded: the pair starts over, and the account and the address take the attempt
+    /// back (a success is not a failure).
+    public func succeeded(_ attempt: LoginAttempt, stores: any Stores) async throws {
+        try await stores.attempts.reset(key: attempt.pairKey)
+        for key in attempt.keys where key != attempt.pairKey { try await stores.attempts.release(key: key) }
     }
 
-    public func recordSuccess(email: String, stores: any Stores) async throws {
+    /// After a password reset: the account's counters for everyone and this address start over.
+    public func clear(email: String, ip: String?, stores: any Stores) async throws {
         try await stores.attempts.reset(key: Self.accountKey(email))
+        try await stores.attempts.reset(key: Self.pairKey(email, ip: ip))
     }
 
     /// Counts a sign-up attempt from `ip`; throws 429 past the limit.

@@ -32,6 +32,8 @@ public protocol AttemptStore: Sendable {
     func recordFailure(key: String, now: Date, window: TimeInterval) async throws -> AttemptCount
     func current(key: String, now: Date, window: TimeInterval) async throws -> AttemptCount
     func reset(key: String) async throws
+    /// Takes one counted attempt back (never below zero): a counted attempt that succeeded.
+    func release(key: String) async throws
 }
 
 /// What an attempt counter holds.

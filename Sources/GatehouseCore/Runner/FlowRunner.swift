@@ -45,8 +45,11 @@ public struct FlowRunner: Sendable {
 
         let now = services.clock.now()
         let throttle = services.throttle
+        // Counted before anything is looked up or checked: a refusal here rolls the count back.
+        let attempt = try await services.persistence.transaction { stores in
+            try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+        }
         let found = try await services.persistence.read { stores -> (UserRecord, CredentialRecord)? in
-            try await throttle.check(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
             guard let credential = try await stores.credentials.find(type: strategy.type, identifier: identifier),
                 let user = try await stores.users.find(id: credential.userID)
             else { return nil }
@@ -56,16 +59,16 @@ public struct FlowRunner: Sendable {
         // Unknown identifier and wrong secret do the same work and give the same answer.
         guard let (user, credential) = found else {
             try await strategy.verifyUnknown(submission)
-            try await recordFailure(identifier: identifier, credentialID: nil, meta: meta, now: now)
             throw GatehouseError.invalidCredentials
         }
         let limit = strategy.failureLimit(for: credential, client: client)
         let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now) } else { nil }
         guard case .verified(let upgradedConfig) = try await strategy.verify(submission, against: credential) else {
+            // The throttle counted this attempt already; the credential keeps its own count too.
             if let limit, let reserved {
-                try await rejectLimited(credential, identifier: identifier, limit: limit, reserved: reserved, meta: meta, now: now)
+                try await rejectLimited(credential, limit: limit, reserved: reserved, now: now)
             }
-            try await recordFailure(identifier: identifier, credentialID: credential.id, meta: meta, now: now)
+            _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
             throw GatehouseError.invalidCredentials
         }
         do {
@@ -95,7 +98,7 @@ public struct FlowRunner: Sendable {
                     throw GatehouseError.deviceDeregistered()
                 }
             }
-            try await throttle.recordSuccess(email: identifier, stores: stores)
+            try await throttle.succeeded(attempt, stores: stores)
             try await stores.users.recordLogin(id: user.id, at: now)
             return try await issuer.start(
                 user: user, client: client, amr: strategy.amr(for: credential), scopes: scopes, meta: meta, stores: stores,
@@ -126,14 +129,8 @@ public struct FlowRunner: Sendable {
 
     /// A counted attempt failed: its failure stays counted; the last allowed one deletes the credential
     /// and ends every session started with it.
-    private func rejectLimited(
-        _ credential: CredentialRecord, identifier: String, limit: Int, reserved: Int, meta: RequestMeta, now: Date
-    ) async throws -> Never {
-        let throttle = services.throttle
+    private func rejectLimited(_ credential: CredentialRecord, limit: Int, reserved: Int, now: Date) async throws -> Never {
         let exhausted = reserved >= limit
-        try await services.persistence.transaction { stores in
-            try await throttle.recordFailure(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
-        }
         if exhausted { try await remove(credential, now: now) }
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
@@ -149,13 +146,6 @@ public struct FlowRunner: Sendable {
         }
     }
 
-    private func recordFailure(identifier: String, credentialID: String?, meta: RequestMeta, now: Date) async throws {
-        let throttle = services.throttle
-        try await services.persistence.transaction { stores in
-            try await throttle.recordFailure(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
-            if let credentialID { _ = try await stores.credentials.recordFailure(id: credentialID, at: now) }
-        }
-    }
 }
 
 // MARK: - Persisted flows

@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var refreshReuseGrace: TimeInterval = 10
     public var maxFailuresPerAccount = 10
     public var maxFailuresPerIP = 50
+    /// The backstop: failed sign-ins per account from all addresses together.
+    public var maxFailuresPerAccountTotal = 100
     public var failureWindow: TimeInterval = 15 * 60
     public var maxSignupsPerIP = 30
     /// One-time codes: lifetime, attempts; links: lifetimes; minimum time between two mails to one address.
@@ -55,7 +57,8 @@ public struct ServerConfiguration: Sendable {
         settings.otpSendsPerHour = otpSendsPerHour
         settings.identifierStatusPerMinute = identifierStatusPerMinute
         settings.throttle = ThrottlePolicy(
-            maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP, window: failureWindow,
+            maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP,
+            maxFailuresPerAccountTotal: maxFailuresPerAccountTotal, window: failureWindow,
             maxSignupsPerIP: maxSignupsPerIP)
         return settings
     }

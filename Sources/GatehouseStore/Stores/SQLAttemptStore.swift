@@ -34,6 +34,12 @@ struct SQLAttemptStore: AttemptStore {
         return AttemptCount(count: try row.int("count"), windowStart: start)
     }
 
+    func release(key: String) async throws {
+        try await db.raw(
+            "UPDATE attempt_counters SET count = count - 1 WHERE counter_key = \(bind: key) AND count > 0"
+        ).run()
+    }
+
     func reset(key: String) async throws {
         try await db.raw("DELETE FROM attempt_counters WHERE counter_key = \(bind: key)").run()
     }

@@ -48,6 +48,12 @@ struct InMemoryAttemptStore: AttemptStore {
     }
 
     func reset(key: String) async throws { box.with { _ = $0.attempts.removeValue(forKey: key) } }
+
+    func release(key: String) async throws {
+        box.with { state in
+            if let count = state.attempts[key], count.count > 0 { state.attempts[key]!.count -= 1 }
+        }
+    }
 }
 
 struct InMemoryOneTimeCodeStore: OneTimeCodeStore {

@@ -1,0 +1,118 @@
+import Foundation
+import GatehouseTesting
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Sign-in attempts are counted before they are checked, per account and address, with a backstop.
+@Suite("Login throttle")
+struct LoginThrottleTests {
+    static func wrong(_ client: some TestClientProtocol, _ email: String, from ip: String? = nil) async throws -> Int {
+        var headers: HTTPFields = [:]
+        if let ip { headers[HTTPField.Name("X-Forwarded-For")!] = ip }
+        let response = try await client.json(
+            .post, "/v1/login", ["client_id": TestServer.openClient, "email": email, "password": "wrong password!"], headers: headers)
+        return Int(response.status.code)
+    }
+
+    static func right(_ client: some TestClientProtocol, _ user: SignedIn, from ip: String? = nil) async throws -> Int {
+        var headers: HTTPFields = [:]
+        if let ip { headers[HTTPField.Name("X-Forwarded-For")!] = ip }
+        let response = try await client.json(
+            .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password], headers: headers)
+        return Int(response.status.code)
+    }
+
+    @Test("40 wrong passwords at once against a limit of 10: exactly 10 are checked", arguments: TestDatabase.available)
+    func concurrentGuesses(database: TestDatabase) async throws {
+        let server = try await TestServer.startOpen(database)
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<40 { group.addTask { try await Self.wrong(client, user.email) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 401 }.count == 10, "\(statuses)")
+            #expect(statuses.filter { $0 == 429 }.count == 30)
+            // The right password is refused too until the window passes.
+            #expect(try await Self.right(client, user) == 429)
+        }
+    }
+
+    @Test("Two nodes on one PostgreSQL: 40 wrong passwords split across both, exactly 10 checked",
+          .enabled(if: TestDatabase.postgresURL != nil))
+    func twoNodes() async throws {
+        let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-throttle-\(UUID())")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: shared) }
+        let secret = shared.appendingPathComponent("secret").path
+        let a = try await TestServer.startOpen(.postgres) { $0.secretFile = secret }
+        let url = a.server.configuration.databaseURL
+        let b = try await TestServer.start(.postgres) {
+            $0.databaseURL = url
+            $0.secretFile = secret
+        }
+        do {
+            try await a.server.makeApplication().test(.router) { one in
+                try await b.server.makeApplication().test(.router) { two in
+                    let user = try await signUp(one)
+                    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                        for index in 0..<40 {
+                            let node: any TestClientProtocol = index.isMultiple(of: 2) ? one : two
+                            group.addTask { try await Self.wrong(node, user.email) }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    #expect(statuses.filter { $0 == 401 }.count == 10, "\(statuses)")
+                    #expect(statuses.filter { $0 == 429 }.count == 30)
+                }
+            }
+        } catch {
+            await b.stop()
+            await a.stop()
+            throw error
+        }
+        await b.stop()
+        await a.stop()
+    }
+
+    @Test("A stranger's guesses lock out the stranger's address, not the owner's; the backstop stops many addresses")
+    func perAddress() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.trustForwardedFor = true
+            $0.maxFailuresPerAccountTotal = 25
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            for _ in 0..<10 { #expect(try await Self.wrong(client, user.email, from: "203.0.113.7") == 401) }
+            #expect(try await Self.wrong(client, user.email, from: "203.0.113.7") == 429)
+            #expect(try await Self.right(client, user, from: "203.0.113.7") == 429)
+            // The owner, elsewhere, signs in.
+            #expect(try await Self.right(client, user, from: "198.51.100.9") == 200)
+            // Another address gets its own ten; then the account-wide backstop (25) is reached.
+            for _ in 0..<10 { #expect(try await Self.wrong(client, user.email, from: "192.0.2.1") == 401) }
+            for _ in 0..<5 { #expect(try await Self.wrong(client, user.email, from: "192.0.2.2") == 401) }
+            #expect(try await Self.wrong(client, user.email, from: "192.0.2.3") == 429)
+            #expect(try await Self.right(client, user, from: "198.51.100.9") == 429)
+        }
+    }
+
+    @Test("Successful sign-ins are not failures: they never fill an address's counter; a success resets only its pair")
+    func successesGiveBack() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.trustForwardedFor = true
+            $0.maxFailuresPerIP = 3
+            $0.maxFailuresPerAccount = 3
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            for _ in 0..<8 { #expect(try await Self.right(client, user, from: "198.51.100.20") == 200) }
+            // Two failures, then a success: the pair starts over, but the address keeps its two failures.
+            for _ in 0..<2 { #expect(try await Self.wrong(client, user.email, from: "198.51.100.20") == 401) }
+            #expect(try await Self.right(client, user, from: "198.51.100.20") == 200)
+            #expect(try await Self.wrong(client, user.email, from: "198.51.100.20") == 401)
+            // The address's fourth failure is over its limit of 3, though the pair has only one.
+            #expect(try await Self.wrong(client, user.email, from: "198.51.100.20") == 429)
+        }
+    }
+}
