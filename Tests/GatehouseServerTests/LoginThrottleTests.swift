@@ -76,6 +76,29 @@ struct LoginThrottleTests {
         await a.stop()
     }
 
+    @Test("A sign-in refused for capacity (503) is not counted as a failure")
+    func busyIsNotAFailure() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.hashingThreads = 1
+            $0.hashingQueue = 0
+            $0.argon2 = .init(memoryKiB: 8192, iterations: 3, parallelism: 1)
+            $0.maxFailuresPerAccount = 3
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            // Three wrong passwords at once: the one hashing thread takes one, the others get 503.
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<3 { group.addTask { try await Self.wrong(client, user.email) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let failures = statuses.filter { $0 == 401 }.count
+            #expect(statuses.contains(503), "no capacity refusal happened: \(statuses)")
+            #expect(failures + statuses.filter { $0 == 503 }.count == 3)
+            // Had the 503s been counted, the pair would be at its limit of 3 and this would be 429.
+            #expect(try await Self.right(client, user) == 200)
+        }
+    }
+
     @Test("A stranger's guesses lock out the stranger's address, not the owner's; the backstop stops many addresses")
     func perAddress() async throws {
         let server = try await TestServer.startOpen(.sqlite) {

@@ -83,6 +83,11 @@ public struct LoginThrottle: Sendable {
         for key in attempt.keys where key != attempt.pairKey { try await stores.attempts.release(key: key) }
     }
 
+    /// The attempt was never checked (no capacity): every counter takes it back.
+    public func abandoned(_ attempt: LoginAttempt, stores: any Stores) async throws {
+        for key in attempt.keys { try await stores.attempts.release(key: key) }
+    }
+
     /// After a password reset: the account's counters for everyone and this address start over.
     public func clear(email: String, ip: String?, stores: any Stores) async throws {
         try await stores.attempts.reset(key: Self.accountKey(email))

@@ -58,12 +58,13 @@ public struct FlowRunner: Sendable {
 
         // Unknown identifier and wrong secret do the same work and give the same answer.
         guard let (user, credential) = found else {
-            try await strategy.verifyUnknown(submission)
+            try await givingBackWhenBusy(attempt) { try await strategy.verifyUnknown(submission) }
             throw GatehouseError.invalidCredentials
         }
         let limit = strategy.failureLimit(for: credential, client: client)
         let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now) } else { nil }
-        guard case .verified(let upgradedConfig) = try await strategy.verify(submission, against: credential) else {
+        let verification = try await givingBackWhenBusy(attempt) { try await strategy.verify(submission, against: credential) }
+        guard case .verified(let upgradedConfig) = verification else {
             // The throttle counted this attempt already; the credential keeps its own count too.
             if let limit, let reserved {
                 try await rejectLimited(credential, limit: limit, reserved: reserved, now: now)
@@ -136,6 +137,17 @@ public struct FlowRunner: Sendable {
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
         throw exhausted ? GatehouseError.deviceDeregistered(counts) : GatehouseError.authenticatorRejected(counts)
+    }
+
+    /// A check the server had no capacity for (503) was no attempt: the counters take it back.
+    private func givingBackWhenBusy<T: Sendable>(_ attempt: LoginAttempt, _ check: () async throws -> T) async throws -> T {
+        do {
+            return try await check()
+        } catch let error as GatehouseError where error.code == .serverBusy {
+            let throttle = services.throttle
+            try? await services.persistence.transaction { try await throttle.abandoned(attempt, stores: $0) }
+            throw error
+        }
     }
 
     /// Deletes a spent credential and ends every session it started, together.
