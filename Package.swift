@@ -137,7 +137,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore", "GatehouseTesting"]),
+        .testTarget(
+            name: "GatehouseCoreTests",
+            dependencies: ["GatehouseCore", "GatehouseTesting", .product(name: "Argon2", package: "GatehouseSDK")]),
         .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
         .testTarget(
             name: "GatehouseServerTests",

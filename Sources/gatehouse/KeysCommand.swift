@@ -4,7 +4,36 @@ import GatehouseCore
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Manage token-signing keys.", subcommands: [Rotate.self])
+        commandName: "keys", abstract: "Manage token-signing keys.", subcommands: [List.self, Rotate.self, Revoke.self])
+
+    /// Opens the store and the keys, runs `body`, and closes the store either way.
+    static func withKeys(_ store: StoreOptions, _ body: (KeyAdmin) async throws -> Void) async throws {
+        let persistence = try await store.open(logger: cliLogger())
+        do {
+            let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
+            try await body(KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: SystemWallClock())))
+        } catch {
+            await persistence.shutdown()
+            throw error
+        }
+        await persistence.shutdown()
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the published signing keys, current first.")
+
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            try await KeysCommand.withKeys(store) { admin in
+                let iso = ISO8601DateFormatter()
+                for key in try await admin.list() {
+                    let state = key.retiredAt == nil ? "current" : "retired, verifies until \(key.publishUntil.map(iso.string) ?? "-")"
+                    print("\(key.kid)  created \(iso.string(from: key.createdAt))  \(state)")
+                }
+            }
+        }
+    }
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -13,17 +42,28 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
-            let persistence = try await store.open(logger: cliLogger())
-            do {
-                let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
-                let keys = SigningKeys(persistence: persistence, secret: secret, clock: SystemWallClock())
-                let kid = try await KeyAdmin(keys: keys).rotate()
-                print("New signing key \(kid) is current.")
-            } catch {
-                await persistence.shutdown()
-                throw error
+            try await KeysCommand.withKeys(store) { admin in
+                print("New signing key \(try await admin.rotate()) is current.")
             }
-            await persistence.shutdown()
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop a signing key verifying anything now (a leaked key); a current key is replaced first.",
+            discussion: """
+                Running servers stop accepting its tokens within a minute (their key reload). Access tokens \
+                it signed become invalid; refresh tokens keep working.
+                """)
+
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The kid to revoke (see `gatehouse keys list`)") var kid: String
+
+        func run() async throws {
+            try await KeysCommand.withKeys(store) { admin in
+                let replaced = try await admin.revoke(kid: kid)
+                print(replaced ? "Revoked \(kid); a new current key replaces it." : "Revoked \(kid).")
+            }
         }
     }
 }

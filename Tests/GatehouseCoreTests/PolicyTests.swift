@@ -1,4 +1,5 @@
 import Foundation
+import Argon2
 import GatehouseAPI
 @testable import GatehouseCore
 import Testing
@@ -98,5 +99,36 @@ struct MappedAddressTests {
     @Test("An IPv4-mapped IPv6 address counts as its IPv4 address")
     func mapped() {
         #expect(LoginThrottle.addressBlock("::ffff:203.0.113.9") == "203.0.113.9")
+        #expect(LoginThrottle.addressBlock("::FFFF:cb00:7109") == "203.0.113.9")
+        #expect(LoginThrottle.addressBlock("0:0:0:0:0:ffff:cb00:7109") == "203.0.113.9")
+        // Not mapped: an ordinary IPv6 address that merely contains ffff stays IPv6.
+        #expect(LoginThrottle.addressBlock("2001:db8::ffff:cb00:7109") == "2001:db8:0:0::/64")
+    }
+}
+
+@Suite("Stored hash costs")
+struct StoredHashCostTests {
+    @Test("A stored hash may cost at most 4 times the larger of the policy and OWASP's minimum")
+    func argon2Caps() {
+        let owasp = Argon2Parameters.owaspDefault
+        let cheap = Argon2Parameters(memoryKiB: 256, iterations: 1, parallelism: 1)
+        #expect(PasswordHasher.isAffordable(owasp, policy: owasp))
+        #expect(PasswordHasher.isAffordable(.init(memoryKiB: 4 * 19_456, iterations: 2, parallelism: 1), policy: owasp))
+        #expect(!PasswordHasher.isAffordable(.init(memoryKiB: 4 * 19_456 + 1, iterations: 1, parallelism: 1), policy: owasp))
+        #expect(!PasswordHasher.isAffordable(.init(memoryKiB: 19_456, iterations: 9, parallelism: 1), policy: owasp))
+        #expect(!PasswordHasher.isAffordable(.init(memoryKiB: 1 << 20, iterations: 1, parallelism: 1), policy: owasp))
+        // A cheap policy (tests) still verifies hashes made at OWASP's parameters.
+        #expect(PasswordHasher.isAffordable(owasp, policy: cheap))
+        // A costlier policy raises the cap with it.
+        #expect(PasswordHasher.isAffordable(.init(memoryKiB: 256 * 1024, iterations: 4, parallelism: 1), policy: .init(memoryKiB: 65_536, iterations: 4, parallelism: 1)))
+    }
+
+    @Test("bcrypt hashes above cost 13 are refused")
+    func bcryptCaps() {
+        #expect(PasswordHasher.isAffordableBcrypt("$2b$12$abcdefghijklmnopqrstuuO3H3u4W7nPslvMGY8nYkNTlC8uL/eVa"))
+        #expect(PasswordHasher.isAffordableBcrypt("$2a$13$abcdefghijklmnopqrstuuO3H3u4W7nPslvMGY8nYkNTlC8uL/eVa"))
+        #expect(!PasswordHasher.isAffordableBcrypt("$2y$14$abcdefghijklmnopqrstuuO3H3u4W7nPslvMGY8nYkNTlC8uL/eVa"))
+        #expect(!PasswordHasher.isAffordableBcrypt("$2b$31$abcdefghijklmnopqrstuuO3H3u4W7nPslvMGY8nYkNTlC8uL/eVa"))
+        #expect(!PasswordHasher.isAffordableBcrypt("$2b$x"))
     }
 }

@@ -32,6 +32,10 @@ struct LogHygieneTests {
             }
             let lines = logs.all
             #expect(!lines.isEmpty, "the trace logger captured nothing, so this test would prove nothing")
+            // A failed sign-in is visible at the default level (info), without the address.
+            let failed = lines.filter { $0.hasPrefix("info sign-in failed") }
+            #expect(failed.count == 1, "\(lines.filter { $0.contains("sign-in") })")
+            #expect(failed.allSatisfy { $0.contains("method=password") && !$0.contains(user.email) })
             for secret in secrets where !secret.isEmpty {
                 let leaks = lines.filter { $0.contains(secret) }
                 #expect(leaks.isEmpty, "\(secret.prefix(12))… appears in: \(leaks.prefix(2))")

@@ -109,6 +109,36 @@ struct TokenAttackTests {
         }
     }
 
+    @Test("A revoked key stops verifying at once; revoking the current key makes a new one first")
+    func keyRevocation() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            let leaked = try #require(server.server.keys.currentKID)
+            let admin = KeyAdmin(keys: server.server.keys)
+            #expect(try await admin.revoke(kid: leaked))
+            #expect(server.server.keys.currentKID != leaked)
+            // The token it signed is refused (the verified-token cache included), and it left the JWKS.
+            let refused = try await client.json(.get, "/v1/me", bearer: user.accessToken)
+            #expect(refused.status == .unauthorized)
+            let jwks = try await client.json(.get, "/.well-known/jwks.json")
+            let kids = ((jwks.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String }
+            #expect(!kids.contains(leaked) && kids.count == 1)
+            // The refresh token still works and brings a token signed by the new key.
+            let refreshed = try await refresh(client, user.refreshToken)
+            #expect(refreshed.status == .ok)
+            let renewed = try #require(refreshed.string("access_token"))
+            #expect(try await client.json(.get, "/v1/me", bearer: renewed).status == .ok)
+            // A retired key can be revoked too; an unknown or already revoked one is an error.
+            let current = try #require(server.server.keys.currentKID)
+            _ = try await server.server.keys.rotate(publishOldFor: 3600)
+            #expect(try await admin.revoke(kid: current) == false)
+            await #expect(throws: SigningKeysError.self) { try await admin.revoke(kid: leaked) }
+            let newest = try #require(server.server.keys.currentKID)
+            #expect(try await admin.list().map(\.kid) == [newest])
+        }
+    }
+
     @Test("Rotated keys: old tokens still verify, new tokens use the new kid, both keys are published")
     func keyRotation() async throws {
         let server = try await TestServer.startOpen(.sqlite)

@@ -24,11 +24,14 @@ struct UserImportTests {
                 #"{"email": "badhash@example.com", "password_hash": "$argon2id$v=19$m=1,t=1,p=1$AAAA$AAAA"}"#,
                 #"{"email": "md5@example.com", "password_hash": "5f4dcc3b5aa765d61d8327deb882cf99"}"#,
                 #"not json"#,
+                // Costs far above the server's own (G5): 1 GiB of Argon2id memory, bcrypt cost 31.
+                #"{"email": "huge@example.com", "password_hash": "$argon2id$v=19$m=1048576,t=1,p=1$c2FsdHNhbHRzYWx0$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#,
+                #"{"email": "slow@example.com", "password_hash": "$2b$31$abcdefghijklmnopqrstuuO3H3u4W7nPslvMGY8nYkNTlC8uL/eVa"}"#,
             ]
             let result = try await importer.importBatch(lines.enumerated().map { ($0.offset + 1, $0.element) })
             #expect(result.imported == 3)
             #expect(result.existing == 1)
-            #expect(result.rejected.map(\.line) == [5, 6, 7, 8, 9, 10])
+            #expect(result.rejected.map(\.line) == [5, 6, 7, 8, 9, 10, 11, 12])
 
             let plain = try await logIn(client, email: "plain@example.com", password: "imported in plaintext")
             let me = try await client.json(.get, "/v1/me", bearer: plain.accessToken)

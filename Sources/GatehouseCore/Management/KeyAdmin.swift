@@ -12,4 +12,14 @@ public struct KeyAdmin: Sendable {
         try await keys.load()
         return try await keys.rotate(publishOldFor: TimeInterval(CoreSettings(publicURL: "").maxAccessTokenTTL))
     }
+
+    /// Stops `kid` verifying anything, now (every node within its one-minute reload). A current key is
+    /// replaced first; every token it signed becomes invalid, so its users sign in again (refresh
+    /// tokens still work: they are not signed). Returns whether a new key was made.
+    public func revoke(kid: String) async throws -> Bool {
+        try await keys.revoke(kid: kid, publishOthersFor: TimeInterval(CoreSettings(publicURL: "").maxAccessTokenTTL))
+    }
+
+    /// The published keys, current first: kid, creation, and until when a retired one verifies.
+    public func list() async throws -> [SigningKeyRecord] { try await keys.published() }
 }

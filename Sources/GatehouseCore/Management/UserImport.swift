@@ -147,8 +147,8 @@ public struct UserImport: Sendable {
             }
             source = .plaintext(password)
         case (nil, .some(let hash)):
-            guard Self.isAcceptedHash(hash) else {
-                throw RejectedLine(reason: "password_hash must be an Argon2id PHC string or a bcrypt hash")
+            guard hasher.accepts(hash) else {
+                throw RejectedLine(reason: "password_hash must be an Argon2id PHC string or a bcrypt hash, at most 4 times the server's hashing cost")
             }
             source = .stored(hash)
         case (nil, nil):
@@ -159,15 +159,5 @@ public struct UserImport: Sendable {
             email: email, emailVerified: line.emailVerified ?? false, phone: phone, phoneVerified: line.phoneVerified ?? false,
             profile: line.profile ?? Profile(), createdAt: now)
         return (user, source)
-    }
-
-    /// Argon2id must parse (and stay within the limits verification enforces); bcrypt must look like one.
-    static func isAcceptedHash(_ hash: String) -> Bool {
-        if hash.hasPrefix("$argon2id$") {
-            guard let phc = try? Argon2PHC(hash) else { return false }
-            return phc.parameters.iterations <= PasswordHasher.maxIterations && phc.parameters.memoryKiB <= PasswordHasher.maxMemoryKiB
-        }
-        let bcrypt = hash.utf8.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: hash.hasPrefix)
-        return bcrypt
     }
 }

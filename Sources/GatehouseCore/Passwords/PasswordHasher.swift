@@ -16,8 +16,11 @@ public struct PasswordHasher: Sendable {
     /// Verified against when the account does not exist, so that an unknown email costs the same time.
     private let dummyHash: String
 
-    static let maxIterations: UInt32 = 64
-    static let maxMemoryKiB: UInt32 = 1 << 20  // 1 GiB
+    /// A stored hash may cost at most this many times the larger of the policy and OWASP's minimum
+    /// (memory × passes): an imported or planted hash can make a login slower, never minutes long.
+    static let costFactor: UInt64 = 4
+    /// bcrypt cost 13 is about half a second; imported hashes rarely go past 12.
+    static let maxBcryptCost = 13
 
     public init(parameters: Argon2Parameters, pool: HashingPool) throws {
         self.parameters = parameters
@@ -36,18 +39,44 @@ public struct PasswordHasher: Sendable {
             if stored.hasPrefix("$argon2id$") {
                 let phc = try Argon2PHC(stored)
                 // A stored hash is data: an imported or tampered one must not make a login burn minutes.
-                guard phc.parameters.iterations <= Self.maxIterations, phc.parameters.memoryKiB <= Self.maxMemoryKiB
-                else { return .mismatch }
+                guard Self.isAffordable(phc.parameters, policy: parameters) else { return .mismatch }
                 guard try phc.verify(password: password) else { return .mismatch }
                 guard phc.needsRehash(comparedTo: parameters) else { return .match(rehash: nil) }
                 return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
             }
             if stored.hasPrefix("$2a$") || stored.hasPrefix("$2b$") || stored.hasPrefix("$2y$") {
-                guard Bcrypt.verify(password, hash: stored) else { return .mismatch }
+                guard Self.isAffordableBcrypt(stored), Bcrypt.verify(password, hash: stored) else { return .mismatch }
                 return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
             }
             return .mismatch
         }
+    }
+
+    /// Whether a stored Argon2id hash's cost is within ``costFactor`` of what the server itself spends
+    /// (or of OWASP's minimum, when the policy is cheaper, as in tests).
+    static func isAffordable(_ stored: Argon2Parameters, policy: Argon2Parameters) -> Bool {
+        let floor = Argon2Parameters.owaspDefault
+        let budgetMemory = UInt64(max(policy.memoryKiB, floor.memoryKiB)) * costFactor
+        let budgetWork = max(UInt64(policy.memoryKiB) * UInt64(policy.iterations), UInt64(floor.memoryKiB) * UInt64(floor.iterations))
+            * costFactor
+        return UInt64(stored.memoryKiB) <= budgetMemory && UInt64(stored.memoryKiB) * UInt64(stored.iterations) <= budgetWork
+            && stored.parallelism <= 16
+    }
+
+    /// `$2b$12$…`: the cost is the two digits after the prefix.
+    static func isAffordableBcrypt(_ stored: String) -> Bool {
+        let bytes = Array(stored.utf8)
+        guard bytes.count >= 7, let cost = Int(String(decoding: bytes[4..<6], as: UTF8.self)) else { return false }
+        return cost <= maxBcryptCost
+    }
+
+    /// Whether a hash from outside (an import) is one this server will verify.
+    public func accepts(_ hash: String) -> Bool {
+        if hash.hasPrefix("$argon2id$") {
+            guard let phc = try? Argon2PHC(hash) else { return false }
+            return Self.isAffordable(phc.parameters, policy: parameters)
+        }
+        return hash.utf8.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: hash.hasPrefix) && Self.isAffordableBcrypt(hash)
     }
 
     /// Burns the same work as a real verification, for unknown accounts.

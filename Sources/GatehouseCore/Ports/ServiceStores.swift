@@ -19,6 +19,8 @@ public protocol SigningKeyStore: Sendable {
     func listPublished(now: Date) async throws -> [SigningKeyRecord]
     /// Retires every key but `kid`, publishing each until `publishUntil`.
     func retireAll(except kid: String, at: Date, publishUntil: Date) async throws
+    /// Ends a key's publication now (retiring it if it was current); returns whether it was published.
+    func revoke(kid: String, at: Date) async throws -> Bool
 }
 
 /// The terms versions each user accepted, per client.

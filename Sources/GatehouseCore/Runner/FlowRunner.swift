@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GatehouseAPI
 
 /// Runs what every flow shares: sign-in through any credential strategy with its hook points, and the
@@ -46,8 +47,14 @@ public struct FlowRunner: Sendable {
         let now = services.clock.now()
         let throttle = services.throttle
         // Counted before anything is looked up or checked: a refusal here rolls the count back.
-        let attempt = try await services.persistence.transaction { stores in
-            try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+        let attempt: LoginAttempt
+        do {
+            attempt = try await services.persistence.transaction { stores in
+                try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+            }
+        } catch let error as GatehouseError where error.code == .rateLimited {
+            logFailure("sign-in throttled", strategy.type, client: client, identifier: identifier, meta: meta)
+            throw error
         }
         let found = try await services.persistence.read { stores -> (UserRecord, CredentialRecord)? in
             guard let credential = try await stores.credentials.find(type: strategy.type, identifier: identifier),
@@ -59,6 +66,7 @@ public struct FlowRunner: Sendable {
         // Unknown identifier and wrong secret do the same work and give the same answer.
         guard let (user, credential) = found else {
             try await givingBackWhenBusy(attempt) { try await strategy.verifyUnknown(submission) }
+            logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
             throw GatehouseError.invalidCredentials
         }
         let limit = strategy.failureLimit(for: credential, client: client)
@@ -70,6 +78,7 @@ public struct FlowRunner: Sendable {
                 try await rejectLimited(credential, limit: limit, reserved: reserved, now: now)
             }
             _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
+            logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
             throw GatehouseError.invalidCredentials
         }
         do {
@@ -137,6 +146,18 @@ public struct FlowRunner: Sendable {
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
         throw exhausted ? GatehouseError.deviceDeregistered(counts) : GatehouseError.authenticatorRejected(counts)
+    }
+
+    /// Failed and throttled sign-ins at `info`, visible at the default level: the method, the client,
+    /// the address block and a short hash of the identifier (enough to see one account under attack,
+    /// without writing the address into the log).
+    private func logFailure(_ message: Logger.Message, _ type: CredentialType, client: ClientRecord, identifier: String, meta: RequestMeta) {
+        services.logger.info(
+            message,
+            metadata: [
+                "method": "\(type)", "client": "\(client.id)", "account": "\(Secrets.sha256Hex(identifier).prefix(12))",
+                "address": "\(meta.ipAddress.map(LoginThrottle.addressBlock) ?? "-")",
+            ])
     }
 
     /// A check the server had no capacity for (503) was no attempt: the counters take it back.

@@ -68,6 +68,28 @@ public final class SigningKeys: Sendable {
         return record.kid
     }
 
+    /// Emergency revocation: `kid` stops verifying at once here, and on every other node at its next
+    /// reload (within a minute). A current key is first replaced by a new one. Returns whether a new
+    /// key had to be made; throws ``SigningKeysError/unknownKey`` for a key that is not published.
+    @discardableResult
+    public func revoke(kid: String, publishOthersFor: TimeInterval) async throws -> Bool {
+        try await load()
+        let wasCurrent = currentKID == kid
+        if wasCurrent { try await rotate(publishOldFor: publishOthersFor) }
+        let now = clock.now()
+        guard try await persistence.transaction({ try await $0.signingKeys.revoke(kid: kid, at: now) }) else {
+            throw SigningKeysError.unknownKey(kid)
+        }
+        try await load()
+        return wasCurrent
+    }
+
+    /// The published keys, current first.
+    public func published() async throws -> [SigningKeyRecord] {
+        let now = clock.now()
+        return try await persistence.read { try await $0.signingKeys.listPublished(now: now) }
+    }
+
     public var currentKID: String? { snapshot.withLock { $0?.currentKID } }
 
     /// Whether tokens signed by `kid` may still be accepted (it is published in the current snapshot).
@@ -141,7 +163,17 @@ public final class SigningKeys: Sendable {
     }
 }
 
-public enum SigningKeysError: Error {
+public enum SigningKeysError: Error, CustomStringConvertible {
     case notLoaded
     case noCurrentKey
+    /// No published key has this kid (never existed, or already past its publication).
+    case unknownKey(String)
+
+    public var description: String {
+        switch self {
+        case .notLoaded: "signing keys are not loaded"
+        case .noCurrentKey: "there is no current signing key"
+        case .unknownKey(let kid): "no published signing key has the kid \(kid)"
+        }
+    }
 }

@@ -40,4 +40,14 @@ struct SQLSigningKeyStore: SigningKeyStore {
             """
         ).run()
     }
+
+    func revoke(kid: String, at: Date) async throws -> Bool {
+        let now = Columns.millis(at)
+        return try await !db.raw(
+            """
+            UPDATE signing_keys SET retired_at = COALESCE(retired_at, \(bind: now)), publish_until = \(bind: now)
+            WHERE kid = \(bind: kid) AND (publish_until IS NULL OR publish_until > \(bind: now)) RETURNING kid
+            """
+        ).all().isEmpty
+    }
 }

@@ -23,6 +23,15 @@ struct InMemorySigningKeyStore: SigningKeyStore {
             }
         }
     }
+
+    func revoke(kid: String, at: Date) async throws -> Bool {
+        box.with { state in
+            guard let key = state.signingKeys[kid], key.publishUntil.map({ $0 > at }) ?? true else { return false }
+            state.signingKeys[kid]!.retiredAt = key.retiredAt ?? at
+            state.signingKeys[kid]!.publishUntil = at
+            return true
+        }
+    }
 }
 
 struct InMemoryAttemptStore: AttemptStore {
