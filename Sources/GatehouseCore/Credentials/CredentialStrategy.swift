@@ -34,11 +34,16 @@ public protocol CredentialStrategy: Sendable {
     /// throttle applies. With a limit, every attempt is counted before it is checked (count, then
     /// compare), so concurrent guesses can never exceed it.
     func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int?
+
+    /// Whether sign-ins go through the account-and-address throttle. A strategy whose credentials have
+    /// a stricter limit of their own (a device authenticator's three tries) may leave it out.
+    var usesSignInThrottle: Bool { get }
 }
 
 extension CredentialStrategy {
     public func amr(for credential: CredentialRecord) -> [String] { amr }
     public func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int? { nil }
+    public var usesSignInThrottle: Bool { true }
 }
 
 /// What checking a submission found.

@@ -82,6 +82,10 @@ public struct DeviceAuthenticatorStrategy: CredentialStrategy {
         client.settings.maxFailureCount
     }
 
+    /// The per-authenticator limit (counted before each check) is far stricter than the account
+    /// throttle, and an authenticator id is a random 122 bits: nothing to enumerate by address.
+    public var usesSignInThrottle: Bool { false }
+
     /// A P-256 key from base64url X9.63 (what the SDK sends) or DER.
     public static func publicKey(_ base64URL: String) -> P256.Signing.PublicKey? {
         guard let data = Base64URL.decode(base64URL) else { return nil }

@@ -87,9 +87,11 @@ public struct LoginThrottle: Sendable {
     public func begin(email: String, ip: String?, stores: any Stores, now: Date) async throws -> LoginAttempt {
         var limits = [(Self.pairKey(email, ip: ip), policy.maxFailuresPerAccount), (Self.accountKey(email), policy.maxFailuresPerAccountTotal)]
         if let ip { limits.append((Self.ipKey(ip), policy.maxFailuresPerIP)) }
+        let counts = try await stores.attempts.recordFailures(keys: limits.map(\.0), now: now, window: policy.window)
         for (key, limit) in limits {
-            let count = try await stores.attempts.recordFailure(key: key, now: now, window: policy.window)
-            if count.count > limit { throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now)) }
+            if let count = counts[key], count.count > limit {
+                throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now))
+            }
         }
         return LoginAttempt(keys: limits.map(\.0), pairKey: limits[0].0)
     }
@@ -98,12 +100,12 @@ public struct LoginThrottle: Sendable {
     /// back (a success is not a failure).
     public func succeeded(_ attempt: LoginAttempt, stores: any Stores) async throws {
         try await stores.attempts.reset(key: attempt.pairKey)
-        for key in attempt.keys where key != attempt.pairKey { try await stores.attempts.release(key: key) }
+        try await stores.attempts.release(keys: attempt.keys.filter { $0 != attempt.pairKey })
     }
 
     /// The attempt was never checked (no capacity): every counter takes it back.
     public func abandoned(_ attempt: LoginAttempt, stores: any Stores) async throws {
-        for key in attempt.keys { try await stores.attempts.release(key: key) }
+        try await stores.attempts.release(keys: attempt.keys)
     }
 
     /// After a password reset: the account's counters for everyone and this address start over.

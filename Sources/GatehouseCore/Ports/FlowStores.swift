@@ -32,8 +32,11 @@ public protocol AttemptStore: Sendable {
     func recordFailure(key: String, now: Date, window: TimeInterval) async throws -> AttemptCount
     func current(key: String, now: Date, window: TimeInterval) async throws -> AttemptCount
     func reset(key: String) async throws
-    /// Takes one counted attempt back (never below zero): a counted attempt that succeeded.
-    func release(key: String) async throws
+    /// Adds one to each counter in one statement; returns every counter's count in its window.
+    func recordFailures(keys: [String], now: Date, window: TimeInterval) async throws -> [String: AttemptCount]
+    /// Takes one counted attempt back from each counter (never below zero): a counted attempt that
+    /// succeeded, or was never checked.
+    func release(keys: [String]) async throws
 }
 
 /// What an attempt counter holds.

@@ -47,11 +47,13 @@ public struct FlowRunner: Sendable {
         let now = services.clock.now()
         let throttle = services.throttle
         // Counted before anything is looked up or checked: a refusal here rolls the count back.
-        let attempt: LoginAttempt
+        let attempt: LoginAttempt?
         do {
-            attempt = try await services.persistence.transaction { stores in
-                try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
-            }
+            attempt =
+                strategy.usesSignInThrottle
+                ? try await services.persistence.transaction { stores in
+                    try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
+                } : nil
         } catch let error as GatehouseError where error.code == .rateLimited {
             logFailure("sign-in throttled", strategy.type, client: client, identifier: identifier, meta: meta)
             throw error
@@ -108,7 +110,7 @@ public struct FlowRunner: Sendable {
                     throw GatehouseError.deviceDeregistered()
                 }
             }
-            try await throttle.succeeded(attempt, stores: stores)
+            if let attempt { try await throttle.succeeded(attempt, stores: stores) }
             try await stores.users.recordLogin(id: user.id, at: now)
             return try await issuer.start(
                 user: user, client: client, amr: strategy.amr(for: credential), scopes: scopes, meta: meta, stores: stores,
@@ -161,10 +163,11 @@ public struct FlowRunner: Sendable {
     }
 
     /// A check the server had no capacity for (503) was no attempt: the counters take it back.
-    private func givingBackWhenBusy<T: Sendable>(_ attempt: LoginAttempt, _ check: () async throws -> T) async throws -> T {
+    private func givingBackWhenBusy<T: Sendable>(_ attempt: LoginAttempt?, _ check: () async throws -> T) async throws -> T {
         do {
             return try await check()
         } catch let error as GatehouseError where error.code == .serverBusy {
+            guard let attempt else { throw error }
             let throttle = services.throttle
             try? await services.persistence.transaction { try await throttle.abandoned(attempt, stores: $0) }
             throw error

@@ -7,20 +7,30 @@ struct SQLAttemptStore: AttemptStore {
     let db: any SQLDatabase
 
     func recordFailure(key: String, now: Date, window: TimeInterval) async throws -> AttemptCount {
+        try await recordFailures(keys: [key], now: now, window: window)[key] ?? AttemptCount(count: 1, windowStart: now)
+    }
+
+    func recordFailures(keys: [String], now: Date, window: TimeInterval) async throws -> [String: AttemptCount] {
+        guard !keys.isEmpty else { return [:] }
         let nowMs = Columns.millis(now)
         let cutoff = Columns.millis(now.addingTimeInterval(-window))
-        // One statement, so concurrent failures on several nodes never lose a count.
-        let row = try await db.raw(
+        let rows = keys.map { key -> SQLQueryString in "(\(bind: key), 1, \(bind: nowMs))" }.joined(separator: ", ")
+        // One statement for every counter, so concurrent attempts on several nodes never lose a count
+        // and a sign-in pays one round trip for all its counters.
+        let answered = try await db.raw(
             """
-            INSERT INTO attempt_counters (counter_key, count, window_start) VALUES (\(bind: key), 1, \(bind: nowMs))
+            INSERT INTO attempt_counters (counter_key, count, window_start) VALUES \(rows)
             ON CONFLICT (counter_key) DO UPDATE SET
                 count = CASE WHEN attempt_counters.window_start <= \(bind: cutoff) THEN 1 ELSE attempt_counters.count + 1 END,
                 window_start = CASE WHEN attempt_counters.window_start <= \(bind: cutoff) THEN \(bind: nowMs) ELSE attempt_counters.window_start END
-            RETURNING count, window_start
+            RETURNING counter_key, count, window_start
             """
-        ).first()
-        guard let row else { return AttemptCount(count: 1, windowStart: now) }
-        return AttemptCount(count: try row.int("count"), windowStart: try row.date("window_start"))
+        ).all()
+        var counts: [String: AttemptCount] = [:]
+        for row in answered {
+            counts[try row.string("counter_key")] = AttemptCount(count: try row.int("count"), windowStart: try row.date("window_start"))
+        }
+        return counts
     }
 
     func current(key: String, now: Date, window: TimeInterval) async throws -> AttemptCount {
@@ -34,9 +44,10 @@ struct SQLAttemptStore: AttemptStore {
         return AttemptCount(count: try row.int("count"), windowStart: start)
     }
 
-    func release(key: String) async throws {
+    func release(keys: [String]) async throws {
+        guard !keys.isEmpty else { return }
         try await db.raw(
-            "UPDATE attempt_counters SET count = count - 1 WHERE counter_key = \(bind: key) AND count > 0"
+            "UPDATE attempt_counters SET count = count - 1 WHERE counter_key IN (\(binds: keys)) AND count > 0"
         ).run()
     }
 

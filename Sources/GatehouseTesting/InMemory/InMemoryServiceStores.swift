@@ -58,9 +58,17 @@ struct InMemoryAttemptStore: AttemptStore {
 
     func reset(key: String) async throws { box.with { _ = $0.attempts.removeValue(forKey: key) } }
 
-    func release(key: String) async throws {
+    func recordFailures(keys: [String], now: Date, window: TimeInterval) async throws -> [String: AttemptCount] {
+        var counts: [String: AttemptCount] = [:]
+        for key in keys { counts[key] = try await recordFailure(key: key, now: now, window: window) }
+        return counts
+    }
+
+    func release(keys: [String]) async throws {
         box.with { state in
-            if let count = state.attempts[key], count.count > 0 { state.attempts[key]!.count -= 1 }
+            for key in keys {
+                if let count = state.attempts[key], count.count > 0 { state.attempts[key]!.count -= 1 }
+            }
         }
     }
 }
