@@ -17,7 +17,13 @@ public enum TestDatabase: String, Sendable, CaseIterable, CustomStringConvertibl
                 "note: GATEHOUSE_TEST_POSTGRES_URL is not set; PostgreSQL variants of the persistence and server tests are skipped.\n".utf8))
             return nil
         }
-        return url
+        // The test database is on loopback. Without `sslmode` postgres-kit "prefers" TLS and builds a
+        // TLS context (loading the system CA file) for every server a test starts; dozens of those
+        // built at once crashed inside BoringSSL's PEM reader. Plain TCP, unless the URL says otherwise.
+        guard var components = URLComponents(string: url), !(components.queryItems ?? []).contains(where: { $0.name == "sslmode" })
+        else { return url }
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "sslmode", value: "disable")]
+        return components.string ?? url
     }()
 
     /// The databases available here.

@@ -25,7 +25,7 @@ struct EdgeTests {
     static func router(for server: TestServer) -> Router<AppRequestContext> {
         let services = server.services
         let router = Router(context: AppRequestContext.self)
-        router.add(middleware: EdgeMiddleware(trustForwardedFor: false))
+        router.add(middleware: EdgeMiddleware(trustForwardedFor: false, cors: CORSPolicy(origins: services.allowedOrigins)))
         router.group("/edge/whoami")
             .add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
             .add(middleware: AuthenticationMiddleware(authenticators: [

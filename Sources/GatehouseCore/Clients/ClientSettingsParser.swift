@@ -5,7 +5,7 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -64,6 +64,15 @@ public enum ClientSettingsParser {
         case "access_token_ttl": s.accessTokenTTL = try seconds()
         case "refresh_token_ttl": s.refreshTokenTTL = try seconds()
         case "device_authenticators": s.deviceAuthenticators = try toggle()
+        case "allowed_origins":
+            var origins: [String] = []
+            for item in list() {
+                guard let origin = WebOrigin.normalize(item) else {
+                    throw bad(key, "a comma-separated list of origins such as https://app.example.com (scheme, host, optional port; no path)")
+                }
+                origins.append(origin)
+            }
+            s.allowedOrigins = origins
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

@@ -69,6 +69,8 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var deviceAuthenticators: Toggle = .on
     /// Wrong answers after which a device authenticator is deleted and its sessions revoked.
     public var maxFailureCount: Int = 3
+    /// Web origins (`https://app.example.com`) whose browser code may call the API (CORS).
+    public var allowedOrigins: [String] = []
 
     public init() {}
 
@@ -87,6 +89,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case refreshTokenTTL = "refresh_token_ttl"
         case deviceAuthenticators = "device_authenticators"
         case maxFailureCount = "max_failure_count"
+        case allowedOrigins = "allowed_origins"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -107,6 +110,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         refreshTokenTTL = try c.decodeIfPresent(Int.self, forKey: .refreshTokenTTL) ?? d.refreshTokenTTL
         deviceAuthenticators = try c.decodeIfPresent(Toggle.self, forKey: .deviceAuthenticators) ?? .on
         maxFailureCount = try c.decodeIfPresent(Int.self, forKey: .maxFailureCount) ?? 3
+        allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? []
     }
 
     private struct DefaultValues {

@@ -17,6 +17,8 @@ public struct CoreServices: Sendable {
     public let hooks: FlowHooks
 
     public let clients: ClientResolver
+    /// Web origins registered with some client, for CORS.
+    public let allowedOrigins: AllowedOrigins
     public let issuer: SessionIssuer
     public let browserSessions: BrowserSessions
     public let password: PasswordStrategy
@@ -37,6 +39,7 @@ public struct CoreServices: Sendable {
         let cache = ClientCache()
         self.clientCache = cache
         self.clients = ClientResolver(persistence: persistence, cache: cache)
+        self.allowedOrigins = AllowedOrigins(persistence: persistence, clock: clock)
         self.issuer = SessionIssuer(persistence: persistence, tokens: tokens, clock: clock, settings: settings)
         self.browserSessions = BrowserSessions(persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime)
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)

@@ -12,11 +12,20 @@ private let requestIDField = HTTPField.Name("Request-Id")!
 struct EdgeMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let trustForwardedFor: Bool
+    let cors: CORSPolicy
 
     func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         context.meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
-        var response = try await next(request, context)
+        // Only requests that carry `Origin` (browsers, cross-origin) pay for the lookup.
+        let origin = await cors.allowedOrigin(of: request)
+        var response: Response
+        if let origin, let preflight = cors.preflight(request, origin: origin) {
+            response = preflight
+        } else {
+            response = try await next(request, context)
+            if let origin { cors.decorate(&response, origin: origin) }
+        }
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[values: requestIDField] = [context.id]
         return response

@@ -14,7 +14,8 @@ struct Routes {
         // speak another shape (OAuth, pages) put their own renderer in front of it.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware())
-        router.add(middleware: EdgeMiddleware(trustForwardedFor: server.configuration.trustForwardedFor))
+        router.add(middleware: EdgeMiddleware(
+            trustForwardedFor: server.configuration.trustForwardedFor, cors: CORSPolicy(origins: services.allowedOrigins)))
         router.add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
 
         // Public JSON API: problem documents (the router-wide renderer; no second layer per request).
