@@ -96,3 +96,36 @@ struct BadInputTests {
         }
     }
 }
+
+@Suite("Nulls in typed fields")
+struct NullFieldTests {
+    @Test("A null for a typed field is a 422 naming it; nulls inside metadata are data; documented nullable fields pass")
+    func nulls() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.createClient(id: "terms", settings: ["email_verification=off", "terms_platform_version=1"])
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            let cases: [(HTTPRequest.Method, String, [String: any Sendable], String)] = [
+                (.patch, "/v1/me", ["profile": ["metadata": NSNull()]], "profile.metadata"),
+                (.patch, "/v1/me", ["profile": ["given_name": NSNull()]], "profile.given_name"),
+                (.post, "/v1/logout", ["scope": NSNull()], "scope"),
+                (.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password, "scope": NSNull()], "scope"),
+            ]
+            for (method, path, body, field) in cases {
+                let response = try await client.json(method, path, body, bearer: user.accessToken)
+                #expect(response.status == .unprocessableContent, "\(path) \(field): \(response.text)")
+                let errors = response.object["errors"] as? [[String: Any]]
+                #expect(errors?.first?["field"] as? String == field && errors?.first?["code"] as? String == "invalid_type", "\(response.text)")
+            }
+            // Inside metadata a null is a value.
+            let inner: [String: any Sendable] = ["tier": NSNull(), "plan": "pro"]
+            let metadata = try await client.json(.patch, "/v1/me", ["profile": ["metadata": inner] as [String: any Sendable]], bearer: user.accessToken)
+            #expect(metadata.status == .ok, "\(metadata.text)")
+            // The agreement versions are documented as "absent or null".
+            let other = try await signUp(client, clientID: "terms")
+            let accepted = try await client.json(
+                .post, "/v1/me/agreements", ["platform_version": "1", "client_version": NSNull()], bearer: other.accessToken)
+            #expect(accepted.status == .noContent, "\(accepted.text)")
+        }
+    }
+}

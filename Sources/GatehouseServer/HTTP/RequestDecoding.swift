@@ -5,21 +5,27 @@ import Hummingbird
 import NIOCore
 
 /// JSON and form bodies, with the contract's answers for every way a body can be wrong: 415 for other
-/// content types, 413 past 1 MiB, 400 for malformed JSON or invalid UTF-8, 422 for missing fields and
-/// wrong types (with the field named).
+/// content types, 413 past 1 MiB, 400 for malformed JSON or invalid UTF-8, 422 for missing fields,
+/// wrong types and nulls (with the field named).
 enum RequestDecoding {
     static let maxBody = 1 << 20
 
-    static func json<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+    /// `nullable`: fields whose `null` the contract documents as "absent"; every other null is a 422.
+    static func json<T: Decodable>(
+        _ type: T.Type, from request: Request, context: some RequestContext, nullable: Set<String> = []
+    ) async throws -> T {
         guard let contentType = request.headers[.contentType], isJSON(contentType) else {
             throw GatehouseError.unsupportedMediaType("Send the body as application/json.")
         }
-        let buffer = try await collect(request)
+        let data = Data(buffer: try await collect(request))
+        let decoded: T
         do {
-            return try decoder.decode(T.self, from: Data(buffer: buffer))
+            decoded = try decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
             throw problem(for: error)
         }
+        try NullFields.reject(in: data, allowing: nullable)
+        return decoded
     }
 
     /// An optional JSON body: absent or empty is `nil`.

@@ -55,7 +55,8 @@ struct PasswordlessRoutes: Sendable {
     }
 
     @Sendable func accept(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        let body = try await RequestDecoding.json(Agreements.self, from: request, context: context)
+        let body = try await RequestDecoding.json(
+            Agreements.self, from: request, context: context, nullable: ["platform_version", "client_version", "up_to_date"])
         try await terms.accept(context.principal, body)
         return Responses.noContent()
     }
