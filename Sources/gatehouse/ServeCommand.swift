@@ -60,6 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
     var identifierStatusPerMinute: Int?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
+    @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
+    var allowIssuerChange = false
 
     func resolve() throws -> ServerConfiguration {
         var c = ServerConfiguration()
@@ -98,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
             c.failureWindow = v
         }
         c.trustForwardedFor = trustForwardedFor || ProcessInfo.processInfo.environment["GATEHOUSE_TRUST_FORWARDED_FOR"] == "1"
+        c.allowIssuerChange = allowIssuerChange || ProcessInfo.processInfo.environment["GATEHOUSE_ALLOW_ISSUER_CHANGE"] == "1"
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
         return c

@@ -29,6 +29,7 @@ public struct GatehouseServer: Sendable {
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
         let persistence = try await SQLPersistence.open(try DatabaseURL(configuration.databaseURL), logger: logger)
         do {
+            try await checkIssuer(configuration, persistence: persistence, clock: clock, logger: logger)
             let pool = HashingPool(threads: configuration.hashingThreads, maxQueued: configuration.hashingQueue)
             let hasher = try PasswordHasher(parameters: configuration.argon2, pool: pool)
             let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
@@ -48,6 +49,31 @@ public struct GatehouseServer: Sendable {
         } catch {
             await persistence.shutdown()
             throw error
+        }
+    }
+
+    /// Every node of one database must issue tokens under one name, or each refuses the others'
+    /// tokens. On PostgreSQL (several nodes) a different issuer refuses to start; on SQLite (one node)
+    /// a changed public URL is taken with a warning.
+    static func checkIssuer(
+        _ configuration: ServerConfiguration, persistence: SQLPersistence, clock: any WallClock, logger: Logger
+    ) async throws {
+        let shared = persistence.dialect == .postgres
+        switch try await persistence.claimIssuer(
+            configuration.publicURL, now: clock.now(), allowChange: configuration.allowIssuerChange || !shared)
+        {
+        case .recorded:
+            if shared, configuration.publicURL.hasPrefix("http://127.0.0.1") || configuration.publicURL.hasPrefix("http://localhost") {
+                logger.warning(
+                    "the token issuer is a loopback address; set GATEHOUSE_PUBLIC_URL to the address clients use before adding nodes",
+                    metadata: ["issuer": "\(configuration.publicURL)"])
+            }
+        case .matched:
+            break
+        case .changed(let from):
+            logger.warning(
+                "the token issuer changed; tokens issued before no longer verify",
+                metadata: ["from": "\(from)", "to": "\(configuration.publicURL)"])
         }
     }
 

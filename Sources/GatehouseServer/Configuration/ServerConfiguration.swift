@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var identifierStatusPerMinute = 30
     /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
     public var trustForwardedFor = false
+    /// Lets this start change the issuer recorded for the database (every signed-in user must sign in
+    /// again); without it a different issuer refuses to start on PostgreSQL.
+    public var allowIssuerChange = false
 
     public init() {}
 

@@ -242,5 +242,15 @@ enum Migrations {
             "ALTER TABLE sessions ADD COLUMN credential_id TEXT",
             "CREATE INDEX sessions_credential ON sessions (credential_id) WHERE credential_id IS NOT NULL",
         ]),
+        // Settings every node of one database must agree on (the token issuer), recorded by the first.
+        Migration(version: 6, name: "cluster settings", statements: [
+            """
+            CREATE TABLE cluster_settings (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+        ]),
     ]
 }
