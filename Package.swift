@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer", "GatehouseTesting", "GatehouseStore",
+                "GatehouseServer", "GatehouseTesting", "GatehouseStore", "GatehouseSMTP",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -78,13 +78,22 @@ extension SMTPConfiguration {
             timeout: timeout,
             tls: tls
         )
+        if security == .startTLSIfOffered {
+            // TLS is required except to this machine, where nobody sits in between. A relay that
+            // cannot do TLS must be asked for by name: `?starttls=opportunistic`.
+            configuration.security = isLoopback(host) ? .startTLSIfOffered : .startTLSRequired
+        }
         if let query, !query.isEmpty {
-            guard security == .startTLSIfOffered, query.lowercased() == "starttls=required" else {
-                throw SMTPError.invalidConfiguration(
-                    "the only SMTP URL option is ?starttls=required, and only with smtp://"
-                )
+            guard security == .startTLSIfOffered else {
+                throw SMTPError.invalidConfiguration("smtps:// takes no options; ?starttls=… is for smtp://")
             }
-            configuration.security = .startTLSRequired
+            switch query.lowercased() {
+            case "starttls=required": configuration.security = .startTLSRequired
+            case "starttls=opportunistic": configuration.security = .startTLSIfOffered
+            default:
+                throw SMTPError.invalidConfiguration(
+                    "the only SMTP URL options are ?starttls=required and ?starttls=opportunistic, with smtp://")
+            }
         }
         try configuration.validate()
         return configuration
@@ -146,6 +155,12 @@ extension SMTPConfiguration {
         return decoded
     }
 
+    /// `localhost`, 127.0.0.0/8 and ::1: hosts whose traffic never leaves the machine.
+    public static func isLoopback(_ host: String) -> Bool {
+        let lower = host.lowercased()
+        return lower == "localhost" || lower == "::1" || lower == "0:0:0:0:0:0:0:1" || lower.hasPrefix("127.")
+    }
+
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
@@ -158,4 +173,5 @@ extension SMTPConfiguration {
 
 extension Character {
     fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+
 }

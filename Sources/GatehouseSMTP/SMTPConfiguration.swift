@@ -7,13 +7,14 @@ import NIOSSL
 public struct SMTPConfiguration: Sendable {
     /// How the connection is encrypted.
     public enum Security: String, Sendable, Hashable {
-        /// Plain TCP, upgraded with STARTTLS when the server offers it (`smtp://`).
+        /// Plain TCP, upgraded with STARTTLS when the server offers it: `smtp://` to a loopback host,
+        /// or `smtp://…?starttls=opportunistic` to any other.
         ///
         /// An active attacker can hide the offer; use ``startTLSRequired`` when the relay is known
         /// to support TLS. Once STARTTLS is attempted a failure never falls back to plain text.
         case startTLSIfOffered
-        /// Plain TCP that must be upgraded with STARTTLS before anything else is sent
-        /// (`smtp://…?starttls=required`).
+        /// Plain TCP that must be upgraded with STARTTLS before anything else is sent: `smtp://` to any
+        /// host but loopback, or `smtp://…?starttls=required`.
         case startTLSRequired
         /// TLS from the first byte (`smtps://`, usually port 465).
         case implicitTLS
@@ -131,7 +132,13 @@ extension SMTPConfiguration: CustomStringConvertible, CustomDebugStringConvertib
         let scheme = security == .implicitTLS ? "smtps" : "smtp"
         let user = credentials.map { "\($0.username):<redacted>@" } ?? ""
         let hostPart = host.contains(":") ? "[\(host)]" : host
-        let query = security == .startTLSRequired ? "?starttls=required" : ""
+        let query =
+            switch security {
+            case .startTLSRequired: "?starttls=required"
+            // Spelt out where parsing would otherwise require TLS, so the summary parses back the same.
+            case .startTLSIfOffered: Self.isLoopback(host) ? "" : "?starttls=opportunistic"
+            case .implicitTLS: ""
+            }
         return "\(scheme)://\(user)\(hostPart):\(port)\(query)"
     }
 

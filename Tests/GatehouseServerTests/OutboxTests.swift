@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseServer
+import GatehouseSMTP
 import GatehouseTesting
 import HummingbirdTesting
 import Logging
@@ -95,5 +96,21 @@ struct OutboxTests {
         let eml = try String(contentsOf: directory.appendingPathComponent(files[0]), encoding: .utf8)
         #expect(eml.contains("Message-ID: <x@localhost>") && eml.contains("multipart/alternative"))
         #expect(logs.all.contains { $0.contains("dev@example.com") && $0.contains("123456") })
+    }
+}
+
+@Suite("Transport security")
+struct TransportSecurityTests {
+    @Test("The SMS gateway takes https, and plain http only to this machine; SMTP requires TLS except to loopback")
+    func requiresTLS() throws {
+        var configuration = ServerConfiguration()
+        configuration.smtpURL = "smtp://127.0.0.1:2525"
+        configuration.smsURL = "http://gateway.example.com/sms"
+        #expect(throws: (any Error).self) { try GatehouseServer.transports(configuration, logger: Logger(label: "test")) }
+        configuration.smsURL = "http://token@127.0.0.1:9/sms"
+        #expect(throws: Never.self) { try GatehouseServer.transports(configuration, logger: Logger(label: "test")) }
+        configuration.smsURL = "https://token@gateway.example.com/sms"
+        #expect(throws: Never.self) { try GatehouseServer.transports(configuration, logger: Logger(label: "test")) }
+        #expect(try SMTPConfiguration.parse(url: "smtp://mail.example.com").security == .startTLSRequired)
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatehouseSMTP
 import GatehouseCore
 import NIOCore
 import NIOFoundationCompat
@@ -15,8 +16,12 @@ struct SMSGatewayTransport: MessageTransport {
 
     init(url raw: String) throws {
         guard var components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(),
-            ["http", "https"].contains(scheme), components.host?.isEmpty == false
+            ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty
         else { throw SMSGatewayError.invalidURL }
+        // The request carries the gateway token and the codes: plain HTTP only to this machine.
+        guard scheme == "https" || SMTPConfiguration.isLoopback(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) else {
+            throw SMSGatewayError.insecureURL
+        }
         let user = components.percentEncodedUser.flatMap { $0.removingPercentEncoding }
         let password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
         switch (user, password) {
@@ -62,5 +67,11 @@ struct SMSGatewayTransport: MessageTransport {
 
 enum SMSGatewayError: Error, CustomStringConvertible {
     case invalidURL
-    var description: String { "GATEHOUSE_SMS_URL must be an http(s) URL" }
+    case insecureURL
+    var description: String {
+        switch self {
+        case .invalidURL: "GATEHOUSE_SMS_URL must be an http(s) URL"
+        case .insecureURL: "GATEHOUSE_SMS_URL must be https:// (http:// only to localhost): it carries the gateway's token and the codes"
+        }
+    }
 }
