@@ -62,6 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
     var trustForwardedFor = false
     @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
     var allowIssuerChange = false
+    @Flag(name: .customLong("dev-outbox"), help: "Development: write text messages to the outbox directory when GATEHOUSE_SMS_URL is unset, instead of refusing SMS sign-in (GATEHOUSE_DEV_OUTBOX=1)")
+    var devOutbox = false
 
     func resolve() throws -> ServerConfiguration {
         var c = ServerConfiguration()
@@ -101,6 +103,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         c.trustForwardedFor = trustForwardedFor || ProcessInfo.processInfo.environment["GATEHOUSE_TRUST_FORWARDED_FOR"] == "1"
         c.allowIssuerChange = allowIssuerChange || ProcessInfo.processInfo.environment["GATEHOUSE_ALLOW_ISSUER_CHANGE"] == "1"
+        c.devOutbox = devOutbox || ProcessInfo.processInfo.environment["GATEHOUSE_DEV_OUTBOX"] == "1"
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
         return c

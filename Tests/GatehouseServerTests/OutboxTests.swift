@@ -114,3 +114,24 @@ struct TransportSecurityTests {
         #expect(try SMTPConfiguration.parse(url: "smtp://mail.example.com").security == .startTLSRequired)
     }
 }
+
+@Suite("No SMS gateway")
+struct NoSMSGatewayTests {
+    @Test("Without a gateway SMS sign-in is refused, not written where nobody reads it; --dev-outbox allows it")
+    func refusedWithoutGateway() async throws {
+        for dev in [false, true] {
+            let server = try await TestServer.start(.sqlite, transports: [.email: CapturedMail()]) { $0.devOutbox = dev }
+            try await server.createClient(id: "sms", settings: ["email_verification=off", "methods=password,email_otp,sms_otp"])
+            try await server.withRouter { client in
+                let sms = try await client.json(.post, "/v1/otp", ["client_id": "sms", "phone": "+4790012345"])
+                if dev {
+                    #expect(sms.status == .accepted, "\(sms.text)")
+                } else {
+                    #expect(sms.status == .forbidden && sms.string("code") == "not_enabled", "\(sms.text)")
+                }
+                // Email codes are unaffected.
+                #expect(try await client.json(.post, "/v1/otp", ["client_id": "sms", "email": "a@example.com"]).status == .accepted)
+            }
+        }
+    }
+}

@@ -24,6 +24,9 @@ public struct OTPFlow: Sendable {
         guard client.settings.methods.contains(identifier.method) else {
             throw GatehouseError.methodNotEnabled("This client does not offer \(identifier.method).")
         }
+        if case .phone = identifier, !services.settings.smsAvailable {
+            throw GatehouseError.methodNotEnabled("This server has no SMS gateway configured.")
+        }
     }
 
     public func send(_ request: OTPRequest, meta: RequestMeta) async throws -> OTPSentResponse {

@@ -12,6 +12,9 @@ public struct CoreSettings: Sendable {
     public var maxAccessTokenTTL: Int = 24 * 3600
     public var passwordPolicy = PasswordPolicy()
     public var throttle = ThrottlePolicy()
+    /// Whether text messages can be sent (a gateway, or the development outbox asked for by name);
+    /// without it sign-ins by SMS code are refused rather than written where nobody reads them.
+    public var smsAvailable = true
     public var codeTTL: TimeInterval = 10 * 60
     public var verificationLinkTTL: TimeInterval = 24 * 3600
     public var codeMaxAttempts = 5

@@ -35,9 +35,11 @@ public struct GatehouseServer: Sendable {
             let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
             try await keys.load()
             let tokens = AccessTokens(keys: keys, issuer: configuration.publicURL, clock: clock)
+            var settings = configuration.coreSettings
+            settings.smsAvailable = transports?[.sms] != nil || configuration.smsURL != nil || configuration.devOutbox
             let services = CoreServices(
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
-                settings: configuration.coreSettings, logger: logger, hooks: hooks)
+                settings: settings, logger: logger, hooks: hooks)
             let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
             let delivery = OutboxDelivery(
                 services: services, renderer: templates,
@@ -82,10 +84,17 @@ public struct GatehouseServer: Sendable {
         -> [OutboxMessage.Channel: any MessageTransport]
     {
         let development = DevelopmentOutbox(directory: configuration.outboxDir, from: configuration.mailFrom, logger: logger)
-        if configuration.smtpURL == nil || configuration.smsURL == nil {
+        if configuration.smtpURL == nil {
             logger.warning(
-                "development outbox in use: messages are written to files and codes logged; set GATEHOUSE_SMTP_URL and GATEHOUSE_SMS_URL in production",
-                metadata: ["mail": "\(configuration.smtpURL == nil ? "outbox" : "smtp")", "sms": "\(configuration.smsURL == nil ? "outbox" : "gateway")"])
+                "NO MAIL SERVER: mail is written to the development outbox and its codes logged; set GATEHOUSE_SMTP_URL in production",
+                metadata: ["outbox": "\(configuration.outboxDir)"])
+        }
+        if configuration.smsURL == nil {
+            if configuration.devOutbox {
+                logger.warning("NO SMS GATEWAY: text messages go to the development outbox (--dev-outbox)")
+            } else {
+                logger.warning("NO SMS GATEWAY: sign-in by SMS code is refused until GATEHOUSE_SMS_URL is set (or --dev-outbox in development)")
+            }
         }
         var transports: [OutboxMessage.Channel: any MessageTransport] = [.email: development, .sms: development]
         if let smtp = configuration.smtpURL {

@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     /// Lets this start change the issuer recorded for the database (every signed-in user must sign in
     /// again); without it a different issuer refuses to start on PostgreSQL.
     public var allowIssuerChange = false
+    /// Write text messages to the development outbox when no SMS gateway is set (development only:
+    /// codes land in files and the log). Without it, and without a gateway, SMS sign-in is refused.
+    public var devOutbox = false
 
     public init() {}
 
