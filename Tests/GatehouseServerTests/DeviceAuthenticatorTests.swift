@@ -276,57 +276,36 @@ extension DeviceAuthenticatorTests {
     @Test("Two nodes on one PostgreSQL: 20 concurrent wrong signatures split across both are checked at most three times",
           .enabled(if: TestDatabase.postgresURL != nil))
     func twoNodes() async throws {
-        let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-two-nodes-\(UUID())")
-        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: shared) }
-        let secret = shared.appendingPathComponent("secret").path
-        let a = try await TestServer.startOpen(.postgres) { $0.secretFile = secret }
-        let url = a.server.configuration.databaseURL
-        // The second node: its own process state, the first node's database and secret.
-        let b = try await TestServer.start(.postgres) {
-            $0.databaseURL = url
-            $0.secretFile = secret
-        }
-        do {
-            try await a.server.makeApplication().test(.router) { one in
-                try await b.server.makeApplication().test(.router) { two in
-                    let user = try await signUp(one)
-                    var device = TestDevice()
-                    #expect(try await two.register(&device, bearer: user.accessToken).status == .created)
-                    let registered = device
-                    var calls: [(any TestClientProtocol, [String: String])] = []
-                    for index in 0..<20 {
-                        let node: any TestClientProtocol = index.isMultiple(of: 2) ? one : two
-                        let challenge = try await node.challenge(registered)
-                        // Answered on the other node than the one that issued the challenge.
-                        calls.append((index.isMultiple(of: 2) ? two : one, [
-                            "client_id": TestServer.openClient, "challenge_id": try #require(challenge.string("challenge_id")),
-                            "signature": try registered.signature(for: challenge, with: P256.Signing.PrivateKey()),
-                        ]))
-                    }
-                    let answers = try await withThrowingTaskGroup(of: (String?, [Int?]).self) { group in
-                        for (node, body) in calls {
-                            group.addTask {
-                                let response = try await node.json(.post, "/v1/authenticators/authenticate", body)
-                                return (response.string("code"), response.counts)
-                            }
-                        }
-                        return try await group.reduce(into: []) { $0.append($1) }
-                    }
-                    let checked = answers.filter { $0.1[0] != nil }
-                    #expect(checked.count == 3, "\(answers)")
-                    #expect(checked.compactMap { $0.1[1] }.sorted() == [1, 2, 3])
-                    #expect(try await one.challenge(registered).string("code") == "device_deregistered")
-                    #expect(try await two.challenge(registered).string("code") == "device_deregistered")
-                }
+        try await withTwoNodes { one, two in
+            let user = try await signUp(one)
+            var device = TestDevice()
+            #expect(try await two.register(&device, bearer: user.accessToken).status == .created)
+            let registered = device
+            var calls: [(any TestClientProtocol, [String: String])] = []
+            for index in 0..<20 {
+                let node: any TestClientProtocol = index.isMultiple(of: 2) ? one : two
+                let challenge = try await node.challenge(registered)
+                // Answered on the other node than the one that issued the challenge.
+                calls.append((index.isMultiple(of: 2) ? two : one, [
+                    "client_id": TestServer.openClient, "challenge_id": try #require(challenge.string("challenge_id")),
+                    "signature": try registered.signature(for: challenge, with: P256.Signing.PrivateKey()),
+                ]))
             }
-        } catch {
-            await b.stop()
-            await a.stop()
-            throw error
+            let answers = try await withThrowingTaskGroup(of: (String?, [Int?]).self) { group in
+                for (node, body) in calls {
+                    group.addTask {
+                        let response = try await node.json(.post, "/v1/authenticators/authenticate", body)
+                        return (response.string("code"), response.counts)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let checked = answers.filter { $0.1[0] != nil }
+            #expect(checked.count == 3, "\(answers)")
+            #expect(checked.compactMap { $0.1[1] }.sorted() == [1, 2, 3])
+            #expect(try await one.challenge(registered).string("code") == "device_deregistered")
+            #expect(try await two.challenge(registered).string("code") == "device_deregistered")
         }
-        await b.stop()
-        await a.stop()
     }
 }
 

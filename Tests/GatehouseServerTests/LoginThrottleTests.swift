@@ -42,38 +42,18 @@ struct LoginThrottleTests {
     @Test("Two nodes on one PostgreSQL: 40 wrong passwords split across both, exactly 10 checked",
           .enabled(if: TestDatabase.postgresURL != nil))
     func twoNodes() async throws {
-        let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-throttle-\(UUID())")
-        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: shared) }
-        let secret = shared.appendingPathComponent("secret").path
-        let a = try await TestServer.startOpen(.postgres) { $0.secretFile = secret }
-        let url = a.server.configuration.databaseURL
-        let b = try await TestServer.start(.postgres) {
-            $0.databaseURL = url
-            $0.secretFile = secret
-        }
-        do {
-            try await a.server.makeApplication().test(.router) { one in
-                try await b.server.makeApplication().test(.router) { two in
-                    let user = try await signUp(one)
-                    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                        for index in 0..<40 {
-                            let node: any TestClientProtocol = index.isMultiple(of: 2) ? one : two
-                            group.addTask { try await Self.wrong(node, user.email) }
-                        }
-                        return try await group.reduce(into: []) { $0.append($1) }
-                    }
-                    #expect(statuses.filter { $0 == 401 }.count == 10, "\(statuses)")
-                    #expect(statuses.filter { $0 == 429 }.count == 30)
+        try await withTwoNodes { one, two in
+            let user = try await signUp(one)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    let node: any TestClientProtocol = index.isMultiple(of: 2) ? one : two
+                    group.addTask { try await Self.wrong(node, user.email) }
                 }
+                return try await group.reduce(into: []) { $0.append($1) }
             }
-        } catch {
-            await b.stop()
-            await a.stop()
-            throw error
+            #expect(statuses.filter { $0 == 401 }.count == 10, "\(statuses)")
+            #expect(statuses.filter { $0 == 429 }.count == 30)
         }
-        await b.stop()
-        await a.stop()
     }
 
     @Test("A sign-in refused for capacity (503) is not counted as a failure")

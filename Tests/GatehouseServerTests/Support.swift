@@ -30,6 +30,40 @@ extension TestServer {
 
 
 
+/// Two nodes on one fresh PostgreSQL database, sharing its secret and issuer as the README sets them
+/// up, each with its own process state, driven through their routers at the same time.
+func withTwoNodes(
+    _ body: @escaping @Sendable (any TestClientProtocol, any TestClientProtocol) async throws -> Void
+) async throws {
+    let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-two-nodes-\(UUID())")
+    try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: shared) }
+    let secret = shared.appendingPathComponent("secret").path
+    let a = try await TestServer.startOpen(.postgres) { $0.secretFile = secret }
+    let url = a.server.configuration.databaseURL
+    let b: TestServer
+    do {
+        b = try await TestServer.start(.postgres) {
+            $0.databaseURL = url
+            $0.secretFile = secret
+        }
+    } catch {
+        await a.stop()
+        throw error
+    }
+    do {
+        try await a.server.makeApplication().test(.router) { one in
+            try await b.server.makeApplication().test(.router) { two in try await body(one, two) }
+        }
+    } catch {
+        await b.stop()
+        await a.stop()
+        throw error
+    }
+    await b.stop()
+    await a.stop()
+}
+
 func signUp(
     _ client: some TestClientProtocol, email: String = "user-\(UUID().uuidString.prefix(8))@example.com",
     password: String = "correct horse battery", clientID: String = TestServer.openClient

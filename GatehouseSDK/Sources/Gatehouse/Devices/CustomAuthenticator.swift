@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// An app-defined authenticator (a hardware token, a server-side check of the app's own): the SDK
 /// keeps a device key for it and signs the server's challenge; the authenticator decides whether the
@@ -16,5 +17,5 @@ public struct CustomChallenge: Sendable, Hashable {
     public var profile: UserProfile
     public var authenticator: RegisteredAuthenticator
     /// The server's counts for this authenticator.
-    public var counts: FailureCountsView
+    public var counts: FailureCounts
 }

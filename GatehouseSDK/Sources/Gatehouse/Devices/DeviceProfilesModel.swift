@@ -33,9 +33,6 @@ public struct RegisteredAuthenticator: Codable, Sendable, Hashable, Identifiable
     }
 }
 
-/// The failure counts a challenge shows: the maximum, the failures so far and those left.
-public typealias FailureCountsView = FailureCounts
-
 /// How a device authentication ended other than with a server error.
 public enum DeviceAuthenticationError: Error, Sendable, Equatable {
     /// The user or the delegate cancelled.
