@@ -1,6 +1,7 @@
 import ArgumentParser
 import Argon2
 import Foundation
+import GatehouseCore
 import GatehouseServer
 import GatehouseStore
 import Hummingbird
@@ -58,6 +59,10 @@ struct ServeCommand: AsyncParsableCommand {
     var otpSendsPerHour: Int?
     @Option(name: .customLong("identifier-status-per-minute"), help: "Identifier status look-ups per IP per minute (GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE; default 30)")
     var identifierStatusPerMinute: Int?
+    @Option(name: .customLong("rate-limits"), help: ArgumentHelp(
+        "Request-rate limits as NAME=COUNT/SECONDS or NAME=off, comma-separated; * names all (GATEHOUSE_RATE_LIMITS). Per client address block unless named otherwise. Defaults: \(RateLimitPolicy().description)",
+        valueName: "spec"))
+    var rateLimits: String?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
     @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
@@ -97,6 +102,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let v = try int(sendCooldown.map(String.init), "GATEHOUSE_SEND_COOLDOWN") { c.sendCooldown = TimeInterval(v) }
         if let v = try int(otpSendsPerHour.map(String.init), "GATEHOUSE_OTP_SENDS_PER_HOUR") { c.otpSendsPerHour = max(1, v) }
         if let v = try int(identifierStatusPerMinute.map(String.init), "GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE") { c.identifierStatusPerMinute = max(1, v) }
+        if let spec = Env.value(rateLimits, "GATEHOUSE_RATE_LIMITS") {
+            do { try c.rateLimits.apply(spec) } catch { throw ValidationError("\(error)") }
+        }
         if let w = Env.value(failureWindow.map { String($0) }, "GATEHOUSE_FAILURE_WINDOW") {
             guard let v = Double(w), v > 0 else { throw ValidationError("GATEHOUSE_FAILURE_WINDOW must be seconds") }
             c.failureWindow = v

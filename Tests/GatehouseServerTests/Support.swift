@@ -33,19 +33,24 @@ extension TestServer {
 /// Two nodes on one fresh PostgreSQL database, sharing its secret and issuer as the README sets them
 /// up, each with its own process state, driven through their routers at the same time.
 func withTwoNodes(
+    limits: String? = nil,
     _ body: @escaping @Sendable (any TestClientProtocol, any TestClientProtocol) async throws -> Void
 ) async throws {
     let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-two-nodes-\(UUID())")
     try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: shared) }
     let secret = shared.appendingPathComponent("secret").path
-    let a = try await TestServer.startOpen(.postgres) { $0.secretFile = secret }
+    let a = try await TestServer.startOpen(.postgres) {
+        $0.secretFile = secret
+        if let limits { try? $0.rateLimits.apply(limits) }
+    }
     let url = a.server.configuration.databaseURL
     let b: TestServer
     do {
         b = try await TestServer.start(.postgres) {
             $0.databaseURL = url
             $0.secretFile = secret
+            if let limits { try? $0.rateLimits.apply(limits) }
         }
     } catch {
         await a.stop()

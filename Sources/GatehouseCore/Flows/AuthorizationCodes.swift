@@ -35,6 +35,8 @@ public struct AuthorizationCodes: Sendable {
     public func exchange(code: String, redirectURI: String?, verifier: String?, client: ClientRecord, meta: RequestMeta)
         async throws -> TokenResponse
     {
+        // Before the code is spent: a refused exchange leaves it for the retry.
+        try await services.rateLimits.consume(.token, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record: OneTimeCodeRecord
         do {
             record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode)

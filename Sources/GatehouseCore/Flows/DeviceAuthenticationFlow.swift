@@ -31,6 +31,8 @@ public struct DeviceAuthenticationFlow: Sendable {
                 field: "authenticator_id", code: .invalidFormat, message: "Use the id the registration answered.")
         }
         let id = request.authenticatorId
+        try await services.rateLimits.consume(
+            .authenticatorChallenge, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         guard
             let credential = try await services.persistence.read({ try await $0.credentials.find(id: id) }),
             credential.type == .deviceAuthenticator,

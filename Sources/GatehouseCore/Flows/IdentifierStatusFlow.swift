@@ -17,16 +17,7 @@ public struct IdentifierStatusFlow: Sendable {
         }
         let identifier = try Identifier.parse(email: email, phone: phone)
         let now = services.clock.now()
-        // Callers without a known address share one bucket rather than escape the limit.
-        do {
-            let bucket = meta.ipAddress.map(LoginThrottle.addressBlock) ?? "unknown"
-            let count = try await services.persistence.transaction { stores in
-                try await stores.attempts.recordFailure(key: "status:ip:" + bucket, now: now, window: 60)
-            }
-            if count.count > services.settings.identifierStatusPerMinute {
-                throw GatehouseError.rateLimited(retryAfter: max(1, Int(count.windowStart.addingTimeInterval(60).timeIntervalSince(now).rounded(.up))))
-            }
-        }
+        try await services.rateLimits.consume(.identifierStatus, ip: meta.ipAddress, persistence: services.persistence, now: now)
         let user = try await services.persistence.read { try await identifier.findUser(in: $0) }
         guard let user else { return IdentifierStatus(exists: false, verified: false, hasPassword: false) }
         return IdentifierStatus(exists: true, verified: identifier.isVerified(for: user), hasPassword: user.hasPassword)

@@ -29,11 +29,28 @@ public struct OTPFlow: Sendable {
         }
     }
 
+    /// Per address block for every send; a text message also counts per address block, per country
+    /// calling code and in total, all in one transaction so a refusal by any of them counts nothing.
+    private func countSend(_ identifier: Identifier, meta: RequestMeta) async throws {
+        let limits = services.rateLimits
+        let now = services.clock.now()
+        let report = RateLimitReport.current
+        try await services.persistence.transaction { stores in
+            try await limits.consume(.codeSend, ip: meta.ipAddress, stores: stores, now: now, report: report)
+            if case .phone(let number) = identifier {
+                try await limits.consume(.smsPerIP, ip: meta.ipAddress, stores: stores, now: now, report: report)
+                try await limits.consume(.smsPerCountry, key: PhoneNumber.countryCode(number), stores: stores, now: now, report: report)
+                try await limits.consume(.smsTotal, key: "all", stores: stores, now: now, report: report)
+            }
+        }
+    }
+
     public func send(_ request: OTPRequest, meta: RequestMeta) async throws -> OTPSentResponse {
         let client = try await clients.resolve(request.clientId)
         let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
         let settings = services.settings
+        try await countSend(identifier, meta: meta)
         try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
         let createUser = request.createUser ?? true
         let data = String(decoding: try JSONEncoder().encode(CodeData(createUser: createUser)), as: UTF8.self)
@@ -67,6 +84,7 @@ public struct OTPFlow: Sendable {
         }
         try await services.hooks.before(
             HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, meta: meta))
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()

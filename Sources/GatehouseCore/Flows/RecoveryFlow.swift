@@ -24,6 +24,7 @@ public struct RecoveryFlow: Sendable {
         let email = EmailAddress.validate(raw, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.hooks.before(HookEvent(point: .recovery, clientID: client.id, method: "email", identifier: email, meta: meta))
+        try await services.rateLimits.consume(.codeSend, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         try await SendCooldown(services: services).claim("recovery:\(client.id):\(email)", interval: services.settings.sendCooldown)
         let messages = VerificationMessages(services: services)
         try await services.persistence.transaction { stores in
@@ -60,6 +61,7 @@ public struct RecoveryFlow: Sendable {
             client = try await clients.resolve(record.clientID)
         } else if let raw, let code {
             client = try await clients.resolve(clientID)
+            try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
             record = try await codes.redeem(code: code, purpose: .recovery, identifier: EmailAddress.normalize(raw), clientID: client.id)
         } else {
             throw GatehouseError.validation(field: nil, code: .required, message: "Send email and code, or token.")

@@ -17,7 +17,9 @@ public struct RefreshFlow: Sendable {
     }
 
     /// `client` is the authenticated (or, for public clients, named) client; the token must be its own.
-    public func refresh(token: String, client: ClientRecord, scope: String?) async throws -> TokenResponse {
+    public func refresh(token: String, client: ClientRecord, scope: String?, meta: RequestMeta = RequestMeta()) async throws
+        -> TokenResponse
+    {
         guard token.hasPrefix(RefreshTokenFormat.prefix), token.utf8.count <= 256 else {
             throw GatehouseError.invalidGrant("The refresh token is not valid.")
         }
@@ -37,7 +39,11 @@ public struct RefreshFlow: Sendable {
         guard record.expiresAt > now else { throw GatehouseError.invalidGrant("The refresh token has expired.") }
         let successorExpiry = issuer.refreshExpiry(session: session, client: client, now: now)
 
+        let limits = services.rateLimits
+        let report = RateLimitReport.current
         let outcome: Outcome = try await services.persistence.transaction { stores in
+            // Counted in the rotation's own transaction: no extra commit on the busiest write path.
+            try await limits.consume(.token, ip: meta.ipAddress, stores: stores, now: now, report: report)
             let successor = secret.refreshSuccessor(of: token)
             let record = RefreshTokenRecord(
                 tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash, createdAt: now,

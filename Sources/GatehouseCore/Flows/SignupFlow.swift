@@ -34,10 +34,7 @@ public struct SignupFlow: Sendable {
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.hooks.before(
             HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile, meta: meta))
-        let throttle = services.throttle
-        try await services.persistence.transaction { stores in
-            try await throttle.countSignup(ip: meta.ipAddress, stores: stores, now: now)
-        }
+        try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
 
         let hash = try await services.password.hash(request.password)
         let user = UserRecord(

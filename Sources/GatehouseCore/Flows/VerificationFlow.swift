@@ -32,6 +32,7 @@ public struct VerificationFlow: Sendable {
         var result = ValidationResult()
         let email = EmailAddress.validate(raw, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
+        try await services.rateLimits.consume(.codeSend, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         try await SendCooldown(services: services).claim(
             Self.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
         try await services.persistence.transaction { stores in
@@ -50,6 +51,7 @@ public struct VerificationFlow: Sendable {
         let email = EmailAddress.normalize(raw)
         try await services.hooks.before(
             HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, meta: meta))
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record = try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
         return try await signIn(record, client: client, meta: meta)
     }

@@ -12,18 +12,14 @@ public struct ThrottlePolicy: Sendable, Hashable {
     public var maxFailuresPerAccountTotal: Int
     public var window: TimeInterval
 
-    /// Sign-ups per client IP in one window: each costs a password hash and may send a mail.
-    public var maxSignupsPerIP: Int
-
     public init(
         maxFailuresPerAccount: Int = 10, maxFailuresPerIP: Int = 50, maxFailuresPerAccountTotal: Int = 100,
-        window: TimeInterval = 15 * 60, maxSignupsPerIP: Int = 30
+        window: TimeInterval = 15 * 60
     ) {
         self.maxFailuresPerAccount = maxFailuresPerAccount
         self.maxFailuresPerIP = maxFailuresPerIP
         self.maxFailuresPerAccountTotal = max(maxFailuresPerAccountTotal, maxFailuresPerAccount)
         self.window = window
-        self.maxSignupsPerIP = maxSignupsPerIP
     }
 }
 
@@ -112,15 +108,6 @@ public struct LoginThrottle: Sendable {
     public func clear(email: String, ip: String?, stores: any Stores) async throws {
         try await stores.attempts.reset(key: Self.accountKey(email))
         try await stores.attempts.reset(key: Self.pairKey(email, ip: ip))
-    }
-
-    /// Counts a sign-up attempt from `ip`; throws 429 past the limit.
-    public func countSignup(ip: String?, stores: any Stores, now: Date) async throws {
-        guard let ip else { return }
-        let count = try await stores.attempts.recordFailure(key: "signup:ip:" + Self.addressBlock(ip), now: now, window: policy.window)
-        if count.count > policy.maxSignupsPerIP {
-            throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now))
-        }
     }
 
     private func retryAfter(_ count: AttemptCount, now: Date) -> Int {

@@ -23,6 +23,7 @@ public struct CoreServices: Sendable {
     public let browserSessions: BrowserSessions
     public let password: PasswordStrategy
     public let throttle: LoginThrottle
+    public let rateLimits: RateLimiter
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
@@ -44,6 +45,7 @@ public struct CoreServices: Sendable {
         self.browserSessions = BrowserSessions(persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime)
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
         self.throttle = LoginThrottle(policy: settings.throttle)
+        self.rateLimits = RateLimiter(policy: settings.rateLimits)
     }
 
     /// Runs sign-ins through a credential strategy, and persisted flows.

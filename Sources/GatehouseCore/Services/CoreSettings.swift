@@ -24,8 +24,8 @@ public struct CoreSettings: Sendable {
     public var sendCooldown: TimeInterval = 60
     /// One-time codes one identifier may be sent per hour.
     public var otpSendsPerHour = 10
-    /// Identifier status look-ups per client IP per minute.
-    public var identifierStatusPerMinute = 30
+    /// Request-rate limits per client address block (and for SMS per country and in total).
+    public var rateLimits = RateLimitPolicy()
     /// How long a signed-in browser stays signed in (hosted pages, single sign-on).
     public var browserSessionLifetime: TimeInterval = 14 * 24 * 3600
     /// How long a persisted flow (a browser going through pages) may take.

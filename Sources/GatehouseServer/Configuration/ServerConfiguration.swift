@@ -32,7 +32,13 @@ public struct ServerConfiguration: Sendable {
     /// The backstop: failed sign-ins per account from all addresses together.
     public var maxFailuresPerAccountTotal = 100
     public var failureWindow: TimeInterval = 15 * 60
-    public var maxSignupsPerIP = 30
+    /// Request-rate limits (per address block; SMS also per country and in total).
+    public var rateLimits = RateLimitPolicy()
+    /// Shorthand for the `signup` limit's count (its window stays).
+    public var maxSignupsPerIP: Int {
+        get { rateLimits[.signup]?.limit ?? Int.max }
+        set { rateLimits[.signup] = RateLimit(newValue, per: rateLimits[.signup]?.window ?? 15 * 60) }
+    }
     /// One-time codes: lifetime, attempts; links: lifetimes; minimum time between two mails to one address.
     public var codeTTL: TimeInterval = 600
     public var codeAttempts = 5
@@ -40,7 +46,11 @@ public struct ServerConfiguration: Sendable {
     public var recoveryLinkTTL: TimeInterval = 3600
     public var sendCooldown: TimeInterval = 60
     public var otpSendsPerHour = 10
-    public var identifierStatusPerMinute = 30
+    /// Shorthand for the `identifier_status` limit: look-ups per address block per minute.
+    public var identifierStatusPerMinute: Int {
+        get { rateLimits[.identifierStatus]?.limit ?? Int.max }
+        set { rateLimits[.identifierStatus] = RateLimit(newValue, per: 60) }
+    }
     /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
     public var trustForwardedFor = false
     /// Lets this start change the issuer recorded for the database (every signed-in user must sign in
@@ -61,11 +71,10 @@ public struct ServerConfiguration: Sendable {
         settings.recoveryLinkTTL = recoveryLinkTTL
         settings.sendCooldown = sendCooldown
         settings.otpSendsPerHour = otpSendsPerHour
-        settings.identifierStatusPerMinute = identifierStatusPerMinute
+        settings.rateLimits = rateLimits
         settings.throttle = ThrottlePolicy(
             maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP,
-            maxFailuresPerAccountTotal: maxFailuresPerAccountTotal, window: failureWindow,
-            maxSignupsPerIP: maxSignupsPerIP)
+            maxFailuresPerAccountTotal: maxFailuresPerAccountTotal, window: failureWindow)
         return settings
     }
 }

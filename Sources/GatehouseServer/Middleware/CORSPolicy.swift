@@ -40,7 +40,7 @@ struct CORSPolicy: Sendable {
 
     func decorate(_ response: inout Response, origin: String) {
         response.headers[Self.allowOrigin] = origin
-        response.headers[Self.exposeHeaders] = "Retry-After, WWW-Authenticate, Request-Id"
+        response.headers[Self.exposeHeaders] = "Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, Request-Id"
         response.headers.append(HTTPField(name: Self.vary, value: "Origin"))
     }
 }
