@@ -63,6 +63,12 @@ struct ServeCommand: AsyncParsableCommand {
         "Request-rate limits as NAME=COUNT/SECONDS or NAME=off, comma-separated; * names all (GATEHOUSE_RATE_LIMITS). Per client address block unless named otherwise. Defaults: \(RateLimitPolicy().description)",
         valueName: "spec"))
     var rateLimits: String?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing before it is closed (GATEHOUSE_IDLE_TIMEOUT; default 60)")
+    var idleTimeout: Int?
+    @Option(name: .customLong("metrics-token"), help: "Bearer token /metrics requires (GATEHOUSE_METRICS_TOKEN); without one /metrics answers only loopback callers that came through no proxy")
+    var metricsToken: String?
+    @Option(name: .customLong("cleanup-interval"), help: "Seconds between two clean-ups of expired codes, counters, flows, ended sessions and sent mail (GATEHOUSE_CLEANUP_INTERVAL; default 600; 0 turns it off)")
+    var cleanupInterval: Int?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
     @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
@@ -102,6 +108,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let v = try int(sendCooldown.map(String.init), "GATEHOUSE_SEND_COOLDOWN") { c.sendCooldown = TimeInterval(v) }
         if let v = try int(otpSendsPerHour.map(String.init), "GATEHOUSE_OTP_SENDS_PER_HOUR") { c.otpSendsPerHour = max(1, v) }
         if let v = try int(identifierStatusPerMinute.map(String.init), "GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE") { c.identifierStatusPerMinute = max(1, v) }
+        if let v = try int(idleTimeout.map(String.init), "GATEHOUSE_IDLE_TIMEOUT") { c.idleTimeout = TimeInterval(max(1, v)) }
+        if let v = try int(cleanupInterval.map(String.init), "GATEHOUSE_CLEANUP_INTERVAL") { c.cleanupInterval = TimeInterval(v) }
+        c.metricsToken = Env.value(metricsToken, "GATEHOUSE_METRICS_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
         if let spec = Env.value(rateLimits, "GATEHOUSE_RATE_LIMITS") {
             do { try c.rateLimits.apply(spec) } catch { throw ValidationError("\(error)") }
         }

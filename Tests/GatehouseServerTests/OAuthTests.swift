@@ -60,7 +60,7 @@ struct OAuthTests {
 
     @Test("Discovery, JWKS, health, metrics and the OpenAPI document are served")
     func discovery() async throws {
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.start(.sqlite) { $0.metricsToken = "m" }
         try await server.withRouter { client in
             let config = try await client.json(.get, "/.well-known/openid-configuration")
             #expect(config.string("issuer") == "http://127.0.0.1:8080")
@@ -72,7 +72,7 @@ struct OAuthTests {
             #expect(key["d"] == nil)
             #expect(try await client.json(.get, "/health/live").status == .ok)
             #expect(try await client.json(.get, "/health/ready").string("status") == "ready")
-            let metrics = try await client.json(.get, "/metrics")
+            let metrics = try await client.json(.get, "/metrics", bearer: "m")
             #expect(metrics.status == .ok)
             #expect(metrics.text.contains("hb_requests"))
             let openapi = try await client.json(.get, "/openapi.yaml")

@@ -14,6 +14,7 @@ struct OpenAPIConformanceTests {
         let server = try await TestServer.startOpen(.sqlite) {
             $0.maxFailuresPerAccount = 3
             $0.identifierStatusPerMinute = 2
+            $0.metricsToken = "m"
         }
         let backend = try await server.createClient(id: "backend", kind: .confidential)
         try await server.createClient(id: "full", redirectURIs: ["com.example.app:/cb"], settings: [
@@ -138,8 +139,9 @@ struct OpenAPIConformanceTests {
             let otpAccess = try #require(otpSignIn.string("access_token"))
             for path in ["/v1/terms?client_id=full", "/v1/required-fields?client_id=full", "/v1/client?client_id=full",
                          "/v1/client?client_id=nope", "/v1/identifiers/status?email=a@b.co"] {
-                check(.get, path, try await client.json(.get, path))
+                check(.get, path, try await client.json(.get, path, bearer: path == "/metrics" ? "m" : nil))
             }
+            check(.get, "/metrics", try await client.json(.get, "/metrics"))
             for path in ["/v1/identifiers/status?client_id=full&email=otp@example.com", "/v1/identifiers/status?client_id=full&phone=bad",
                          "/v1/identifiers/status?client_id=full&email=x@example.com"] {
                 check(.get, path, try await client.json(.get, path))

@@ -1,7 +1,9 @@
 import Foundation
 import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// Bodies as real clients send them over a socket: chunked, with no Content-Length, so the size is
@@ -47,5 +49,78 @@ struct TransportTests {
             #expect(health.status == .ok)
         }
         await server.stop()
+    }
+
+    /// Sends one request with a header of `size` KiB; prints the status line and body.
+    static let bigHeader = """
+        import socket, sys
+        port, size = int(sys.argv[1]), int(sys.argv[2])
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"GET /health/live HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\nX-Big: " + b"a" * (size * 1024) + b"\\r\\n\\r\\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            data += chunk
+        head, _, body = data.partition(b"\\r\\n\\r\\n")
+        print(head.split(b"\\r\\n")[0].decode(), body.decode(errors="replace"))
+        """
+
+    /// Opens a connection, sends nothing, and reports how the server ended it.
+    static let idle = """
+        import socket, sys, time
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+        start = time.time()
+        print("closed" if s.recv(1) == b"" else "data", round(time.time() - start))
+        """
+
+    @Test("Header fields over 80 KiB get a 431 problem document and the connection closes; the server stays healthy")
+    func headersTooLarge() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.server.makeApplication().test(.live) { client in
+            let port = try #require(client.port)
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.bigHeader, "\(port)", "90"])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.output.hasPrefix("HTTP/1.1 431 "), "\(result.output)")
+            #expect(result.output.contains("\"code\":\"headers_too_large\"") && result.output.contains("\"status\":431"), "\(result.output)")
+            let small = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.bigHeader, "\(port)", "1"])
+            #expect(small.output.hasPrefix("HTTP/1.1 200 "), "\(small.output)")
+        }
+        await server.stop()
+    }
+
+    @Test("A connection that sends nothing is closed after the idle timeout")
+    func idleTimeout() async throws {
+        let server = try await TestServer.startOpen(.sqlite) { $0.idleTimeout = 1 }
+        try await server.server.makeApplication().test(.live) { client in
+            let port = try #require(client.port)
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.idle, "\(port)"])
+            // Closed by the server (not the 30 s client timeout, which would fail the script).
+            #expect(result.status == 0 && result.output.hasPrefix("closed"), "\(result.output)")
+        }
+        await server.stop()
+    }
+
+    @Test("/metrics: a loopback caller without a proxy is answered; through a proxy it is 403; with a token only the token opens it")
+    func metricsAccess() async throws {
+        let open = try await TestServer.startOpen(.sqlite)
+        try await open.server.makeApplication().test(.live) { client in
+            let direct = try await client.executeRequest(uri: "/metrics", method: .get, headers: [:], body: nil)
+            #expect(direct.status == .ok)
+            let proxied = try await client.executeRequest(
+                uri: "/metrics", method: .get, headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.5"], body: nil)
+            #expect(proxied.status == .forbidden)
+        }
+        await open.stop()
+        let guarded = try await TestServer.startOpen(.sqlite) { $0.metricsToken = "metrics-secret" }
+        try await guarded.server.makeApplication().test(.live) { client in
+            #expect(try await client.executeRequest(uri: "/metrics", method: .get, headers: [:], body: nil).status == .unauthorized)
+            let wrong = try await client.executeRequest(uri: "/metrics", method: .get, headers: [.authorization: "Bearer nope"], body: nil)
+            #expect(wrong.status == .unauthorized)
+            let right = try await client.executeRequest(
+                uri: "/metrics", method: .get, headers: [.authorization: "Bearer metrics-secret"], body: nil)
+            #expect(right.status == .ok && String(buffer: right.body).contains("hb_requests"))
+        }
+        await guarded.stop()
     }
 }

@@ -28,6 +28,8 @@ extension ErrorCode {
     public static let invalidRequest: ErrorCode = "invalid_request"
     public static let malformedBody: ErrorCode = "malformed_body"
     public static let payloadTooLarge: ErrorCode = "payload_too_large"
+    /// 431: the request's header fields are too large (over 80 KiB together, or one over 80 KiB).
+    public static let headersTooLarge: ErrorCode = "headers_too_large"
     public static let unsupportedMediaType: ErrorCode = "unsupported_media_type"
     public static let validationFailed: ErrorCode = "validation_failed"
     public static let notFound: ErrorCode = "not_found"
@@ -37,6 +39,8 @@ extension ErrorCode {
     public static let emailNotVerified: ErrorCode = "email_not_verified"
     public static let accountDisabled: ErrorCode = "account_disabled"
     public static let unauthorized: ErrorCode = "unauthorized"
+    /// 403: the caller may not use this route at all (an operator route from outside).
+    public static let forbidden: ErrorCode = "forbidden"
     public static let invalidToken: ErrorCode = "invalid_token"
     public static let sessionRevoked: ErrorCode = "session_revoked"
     public static let currentPasswordRequired: ErrorCode = "current_password_required"

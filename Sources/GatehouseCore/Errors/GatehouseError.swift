@@ -194,6 +194,10 @@ extension GatehouseError {
         GatehouseError(.forbidden, code: .notEnabled, title: "Not enabled", detail: detail)
     }
 
+    public static func forbidden(_ detail: String) -> GatehouseError {
+        GatehouseError(.forbidden, code: .forbidden, title: "Forbidden", detail: detail)
+    }
+
     /// The client does not offer this endpoint: as if it did not exist.
     public static func featureNotEnabled(_ detail: String) -> GatehouseError {
         GatehouseError(.notFound, code: .notEnabled, title: "Not enabled", detail: detail)

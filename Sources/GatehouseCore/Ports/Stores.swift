@@ -14,6 +14,7 @@ public protocol Stores: Sendable {
     var agreements: any AgreementStore { get }
     var flows: any FlowStore { get }
     var browserSessions: any BrowserSessionStore { get }
+    var housekeeping: any HousekeepingStore { get }
 }
 
 /// The database: reads, and all-or-nothing transactions.

@@ -113,9 +113,19 @@ public struct GatehouseServer: Sendable {
         if configuration.runOutboxDispatcher {
             backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
         }
+        if configuration.cleanupInterval > 0 {
+            backgroundServices.append(CleanupService(
+                housekeeping: Housekeeping(services: services),
+                interval: .milliseconds(Int64(configuration.cleanupInterval * 1000)), logger: services.logger))
+        }
         Routes(server: self).register(on: router)
         return Application(
             router: router,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [HeaderOverflowHandler()],
+                // A connection that sends nothing for this long is closed: idle keep-alives and stalled
+                // clients do not hold sockets for ever.
+                idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: backgroundServices,
             logger: services.logger)

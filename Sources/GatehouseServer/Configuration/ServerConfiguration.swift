@@ -53,6 +53,13 @@ public struct ServerConfiguration: Sendable {
     }
     /// Trust `X-Forwarded-For` for the client address (only behind a proxy you control).
     public var trustForwardedFor = false
+    /// Seconds a connection may send nothing before it is closed.
+    public var idleTimeout: TimeInterval = 60
+    /// Bearer token that `/metrics` requires; without one it answers only loopback callers that came
+    /// through no proxy.
+    public var metricsToken: String?
+    /// Seconds between two clean-ups of expired rows (codes, counters, flows, sessions, sent mail).
+    public var cleanupInterval: TimeInterval = 600
     /// Lets this start change the issuer recorded for the database (every signed-in user must sign in
     /// again); without it a different issuer refuses to start on PostgreSQL.
     public var allowIssuerChange = false

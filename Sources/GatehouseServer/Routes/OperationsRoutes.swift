@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import HTTPTypes
 import Hummingbird
 
 /// Health, metrics and the API description.
@@ -21,8 +22,25 @@ struct OperationsRoutes: Sendable {
         }
     }
 
+    /// Per-route counts tell an outsider what the server is doing: with a token configured it is
+    /// required; without one only a caller on this machine that came through no proxy is answered.
     @Sendable func metrics(_ request: Request, context: AppRequestContext) async throws -> Response {
-        Responses.raw(Data(server.metrics.emit()), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        if let token = server.configuration.metricsToken {
+            let presented = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+            guard let presented, Secrets.constantTimeEquals(presented, token) else {
+                throw GatehouseError.unauthorized("/metrics requires the metrics token.", code: .unauthorized)
+            }
+        } else {
+            let proxied = request.headers[HTTPField.Name("X-Forwarded-For")!] != nil || request.headers[HTTPField.Name("Forwarded")!] != nil
+            guard !proxied, let peer = context.remoteAddress, Self.isLoopback(peer) else {
+                throw GatehouseError.forbidden("/metrics answers only this machine unless GATEHOUSE_METRICS_TOKEN is set.")
+            }
+        }
+        return Responses.raw(Data(server.metrics.emit()), contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.") || address.lowercased().hasPrefix("::ffff:127.")
     }
 
     @Sendable func openAPI(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -252,5 +252,14 @@ enum Migrations {
             )
             """,
         ]),
+        // The clean-up deletes by age in small batches: each batch must find its rows without a scan.
+        Migration(version: 7, name: "clean-up indexes", statements: [
+            "CREATE INDEX attempt_counters_window ON attempt_counters (window_start)",
+            "CREATE INDEX one_time_codes_expiry ON one_time_codes (expires_at)",
+            "CREATE INDEX refresh_tokens_expiry ON refresh_tokens (expires_at)",
+            "CREATE INDEX sessions_expiry ON sessions (expires_at)",
+            "CREATE INDEX browser_sessions_expiry ON browser_sessions (expires_at)",
+            "CREATE INDEX outbox_sent ON outbox (sent_at) WHERE sent_at IS NOT NULL",
+        ]),
     ]
 }

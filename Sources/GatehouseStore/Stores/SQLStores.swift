@@ -18,4 +18,5 @@ struct SQLStores: Stores {
     var agreements: any AgreementStore { SQLAgreementStore(db: db) }
     var flows: any FlowStore { SQLFlowStore(db: db) }
     var browserSessions: any BrowserSessionStore { SQLBrowserSessionStore(db: db) }
+    var housekeeping: any HousekeepingStore { SQLHousekeepingStore(db: db) }
 }

@@ -17,6 +17,38 @@ struct InMemoryStores: Stores {
     var agreements: any AgreementStore { InMemoryAgreementStore(box: box) }
     var flows: any FlowStore { InMemoryFlowStore(box: box) }
     var browserSessions: any BrowserSessionStore { InMemoryBrowserSessionStore(box: box) }
+    var housekeeping: any HousekeepingStore { InMemoryHousekeepingStore(box: box) }
+}
+
+struct InMemoryHousekeepingStore: HousekeepingStore {
+    let box: StateBox
+
+    func purge(_ kind: ExpiredRows, before: Date, limit: Int) async throws -> Int {
+        box.with { s in
+            func drop<K: Hashable, V>(_ rows: inout [K: V], _ old: (V) -> Bool) -> Int {
+                let keys = rows.filter { old($0.value) }.keys.prefix(limit)
+                for key in keys { rows[key] = nil }
+                return keys.count
+            }
+            switch kind {
+            case .attemptCounters: return drop(&s.attempts) { $0.windowStart < before }
+            case .oneTimeCodes: return drop(&s.codes) { $0.expiresAt < before }
+            case .flows: return drop(&s.flows) { $0.expiresAt < before }
+            case .refreshTokens: return drop(&s.refreshTokens) { $0.expiresAt < before }
+            case .sessions:
+                let gone = drop(&s.sessions) { $0.expiresAt < before || ($0.revokedAt.map { $0 < before } ?? false) }
+                let live = Set(s.sessions.keys)
+                s.refreshTokens = s.refreshTokens.filter { live.contains($0.value.sessionID) }
+                return gone
+            case .browserSessions:
+                return drop(&s.browserSessions) { $0.expiresAt < before || ($0.revokedAt.map { $0 < before } ?? false) }
+            case .outbox:
+                return drop(&s.outbox) {
+                    ($0.status == .sent && ($0.sentAt.map { $0 < before } ?? false)) || ($0.status == .dead && $0.createdAt < before)
+                }
+            }
+        }
+    }
 }
 
 struct InMemoryUserStore: UserStore {

@@ -1,0 +1,31 @@
+import GatehouseCore
+import Logging
+import ServiceLifecycle
+
+/// Runs ``Housekeeping`` now and then: expired codes, counters and flows, ended sessions and their
+/// refresh chains, and sent mail (which keeps its recipient) do not pile up for ever.
+struct CleanupService: Service {
+    let housekeeping: Housekeeping
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelledOrShuttingDown {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                break
+            }
+            do {
+                let purged = try await housekeeping.run()
+                if !purged.isEmpty {
+                    logger.info(
+                        "cleaned up expired rows",
+                        metadata: Logger.Metadata(uniqueKeysWithValues: purged.map { ($0.key.rawValue, .stringConvertible($0.value)) }))
+                }
+            } catch {
+                logger.warning("clean-up failed", metadata: ["error_type": "\(type(of: error))"])
+            }
+        }
+    }
+}
