@@ -7,4 +7,7 @@ enum Env {
         if let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty { return value }
         return nil
     }
+
+    /// `VARIABLE=1`: an opt-in that only the environment gives.
+    static func flag(_ variable: String) -> Bool { ProcessInfo.processInfo.environment[variable] == "1" }
 }

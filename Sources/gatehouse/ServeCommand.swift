@@ -120,6 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         c.trustForwardedFor = trustForwardedFor || ProcessInfo.processInfo.environment["GATEHOUSE_TRUST_FORWARDED_FOR"] == "1"
         c.allowIssuerChange = allowIssuerChange || ProcessInfo.processInfo.environment["GATEHOUSE_ALLOW_ISSUER_CHANGE"] == "1"
+        c.allowInsecureDatabase = Env.flag("GATEHOUSE_DATABASE_INSECURE")
         c.devOutbox = devOutbox || ProcessInfo.processInfo.environment["GATEHOUSE_DEV_OUTBOX"] == "1"
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
@@ -149,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         logger.info(
             "Gatehouse listening",
-            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\((try? DatabaseURL(configuration.databaseURL))?.description ?? "?")"])
+            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\((try? DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase))?.description ?? "?")"])
         let app = server.makeApplication()
         do {
             try await app.runService()

@@ -16,7 +16,8 @@ struct StoreOptions: ParsableArguments {
     var resolvedSecretFile: String { Env.value(secretFile, "GATEHOUSE_SECRET_FILE") ?? "./gatehouse.secret" }
 
     func open(logger: Logger) async throws -> SQLPersistence {
-        try await SQLPersistence.open(try DatabaseURL(resolvedDatabaseURL), logger: logger)
+        try await SQLPersistence.open(
+            try DatabaseURL(resolvedDatabaseURL, allowPlaintextToRemote: Env.flag("GATEHOUSE_DATABASE_INSECURE")), logger: logger)
     }
 }
 

@@ -27,7 +27,8 @@ public struct GatehouseServer: Sendable {
     ) async throws -> GatehouseServer {
         let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
-        let persistence = try await SQLPersistence.open(try DatabaseURL(configuration.databaseURL), logger: logger)
+        let persistence = try await SQLPersistence.open(
+            try DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase), logger: logger)
         do {
             try await checkIssuer(configuration, persistence: persistence, clock: clock, logger: logger)
             let pool = HashingPool(threads: configuration.hashingThreads, maxQueued: configuration.hashingQueue)

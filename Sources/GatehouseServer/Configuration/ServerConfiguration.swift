@@ -9,6 +9,9 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     public var publicURL = "http://127.0.0.1:8080"
     public var databaseURL = "sqlite://./gatehouse.sqlite"
+    /// Lets a PostgreSQL URL to another machine use a mode weaker than `sslmode=verify-full` (a network
+    /// the operator trusts, such as a private container network).
+    public var allowInsecureDatabase = false
     public var secretFile = "./gatehouse.secret"
     public var smtpURL: String?
     public var mailFrom = "Gatehouse <no-reply@localhost>"
