@@ -247,3 +247,28 @@ struct CodeEnumerationTests {
         }
     }
 }
+
+@Suite("Unproved addresses")
+struct UnprovedAddressTests {
+    @Test("A client without verification signs users in at once, but nothing says the address is proved until a code proves it; a squatter's password then goes", arguments: TestDatabase.available)
+    func neverAsserted(database: TestDatabase) async throws {
+        let server = try await TestServer.startOpen(database)
+        try await server.createClient(id: "codes", settings: ["methods=password,email_otp"])
+        try await server.withRouter { client in
+            let squatter = try await signUp(client, email: "owner@example.com")
+            let me = try await client.json(.get, "/v1/me", bearer: squatter.accessToken)
+            #expect(me.object["email_verified"] as? Bool == false, "\(me.text)")
+            #expect(try decodeClaims(squatter.accessToken)["email_verified"] as? Bool != true)
+            // The owner proves the address by code: verified from now on, and the squatter's password no longer works.
+            _ = try await client.json(.post, "/v1/otp", ["client_id": "codes", "email": "owner@example.com"])
+            try await server.deliverMail()
+            let code = try #require(server.lastMail(to: "owner@example.com", kind: "otp")?.code)
+            let owner = try await client.json(.post, "/v1/otp/verify", ["client_id": "codes", "email": "owner@example.com", "code": code])
+            #expect(owner.status == .ok)
+            #expect((owner.object["user"] as? [String: Any])?["email_verified"] as? Bool == true)
+            let again = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": "owner@example.com", "password": squatter.password])
+            #expect(again.status == .unauthorized)
+        }
+    }
+}
