@@ -1,16 +1,19 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Drains the outbox: claims due rows with a lease, renders them, hands them to the transport of their
-/// channel, and records the outcome. At-least-once: a node that dies mid-send leaves a lease that runs
-/// out, and another node sends again with the same Message-ID.
+/// channel, and records the outcome. At-least-once: a node that dies mid-send leaves a short lease that
+/// runs out within seconds, and another node sends again with the same Message-ID; a live node renews
+/// the leases of what it is still sending, however slow the mail server.
 public struct OutboxDelivery: Sendable {
     public struct Policy: Sendable {
         /// Attempts before a row is declared dead.
         public var maxAttempts = 10
         public var baseDelay: TimeInterval = 5
         public var maxDelay: TimeInterval = 3600
-        public var lease: TimeInterval = 120
+        /// How long a claim holds without renewal; renewed every third of it while sending.
+        public var lease: TimeInterval = 15
         public var batch = 16
         public init() {}
     }
@@ -41,12 +44,46 @@ public struct OutboxDelivery: Sendable {
         let claimed = try await services.persistence.transaction {
             try await $0.outbox.claimDue(now: now, leaseUntil: lease, limit: batch)
         }
-        await withTaskGroup(of: Void.self) { group in
+        guard !claimed.isEmpty else { return 0 }
+        let sending = InFlight(claimed.map(\.id))
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.renewLeases(of: sending)
+                return false
+            }
             for message in claimed {
-                group.addTask { await self.deliver(message) }
+                group.addTask {
+                    await self.deliver(message)
+                    sending.finish(message.id)
+                    return true
+                }
+            }
+            var delivered = 0
+            for await isDelivery in group where isDelivery {
+                delivered += 1
+                if delivered == claimed.count { group.cancelAll() }
             }
         }
         return claimed.count
+    }
+
+    /// Until cancelled: pushes the lease of every row still being sent a whole lease ahead.
+    func renewLeases(of sending: InFlight) async {
+        while true {
+            do {
+                try await Task.sleep(for: .milliseconds(Int64(policy.lease * 1000 / 3)))
+            } catch {
+                return
+            }
+            let ids = sending.ids
+            if ids.isEmpty { return }
+            let until = services.clock.now().addingTimeInterval(policy.lease)
+            do {
+                try await services.persistence.transaction { try await $0.outbox.renewLease(ids: ids, until: until) }
+            } catch {
+                services.logger.warning("outbox lease renewal failed", metadata: ["error_type": "\(type(of: error))"])
+            }
+        }
     }
 
     func deliver(_ row: OutboxMessage) async {
@@ -95,4 +132,12 @@ public struct OutboxDelivery: Sendable {
         let capped = min(policy.maxDelay, exponential)
         return capped * Double.random(in: 0.8...1.2)
     }
+}
+
+/// The rows of one round still being sent, shared by the senders and the lease renewer.
+final class InFlight: Sendable {
+    private let rows: Mutex<Set<UUID>>
+    init(_ ids: [UUID]) { rows = Mutex(Set(ids)) }
+    func finish(_ id: UUID) { _ = rows.withLock { $0.remove(id) } }
+    var ids: [UUID] { rows.withLock { Array($0) } }
 }

@@ -34,6 +34,8 @@ public protocol OutboxStore: Sendable {
     func enqueue(_ message: OutboxMessage) async throws
     /// Leases up to `limit` due messages to this caller until `leaseUntil`.
     func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxMessage]
+    /// Extends the lease of rows still being sent.
+    func renewLease(ids: [UUID], until: Date) async throws
     func markSent(id: UUID, at: Date) async throws
     func markFailed(id: UUID, error: String, retryAt: Date?, at: Date) async throws
     func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage]

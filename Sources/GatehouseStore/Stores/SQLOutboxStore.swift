@@ -39,6 +39,13 @@ struct SQLOutboxStore: OutboxStore {
         ).all().map(Self.decode)
     }
 
+    func renewLease(ids: [UUID], until: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await db.raw(
+            "UPDATE outbox SET lease_until = \(bind: Columns.millis(until)) WHERE status = 'sending' AND id IN (\(binds: ids.map(Columns.id)))"
+        ).run()
+    }
+
     func markSent(id: UUID, at: Date) async throws {
         // The payload may hold a one-time code: once sent, it is no longer needed at rest.
         try await db.raw(

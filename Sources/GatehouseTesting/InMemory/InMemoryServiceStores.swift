@@ -122,6 +122,12 @@ struct InMemoryOutboxStore: OutboxStore {
 
     func enqueue(_ message: OutboxMessage) async throws { box.with { $0.outbox[message.id] = message } }
 
+    func renewLease(ids: [UUID], until: Date) async throws {
+        box.with { state in
+            for id in ids where state.outbox[id]?.status == .sending { state.outbox[id]!.leaseUntil = until }
+        }
+    }
+
     func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxMessage] {
         box.with { state in
             let due = state.outbox.values.filter {
