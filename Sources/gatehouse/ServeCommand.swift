@@ -73,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
     var trustForwardedFor = false
     @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
     var allowIssuerChange = false
-    @Flag(name: .customLong("dev-outbox"), help: "Development: write text messages to the outbox directory when GATEHOUSE_SMS_URL is unset, instead of refusing SMS sign-in (GATEHOUSE_DEV_OUTBOX=1)")
+    @Flag(name: .customLong("dev-outbox"), help: "Development: write mail and text messages to the outbox directory (and their codes to the log) when GATEHOUSE_SMTP_URL / GATEHOUSE_SMS_URL are unset. Without it unsent mail waits in the outbox and SMS sign-in is refused (GATEHOUSE_DEV_OUTBOX=1)")
     var devOutbox = false
 
     func resolve() throws -> ServerConfiguration {

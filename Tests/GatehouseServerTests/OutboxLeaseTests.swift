@@ -34,7 +34,7 @@ struct OutboxLeaseTests {
             let now = server.clock.now()
             let lease = OutboxDelivery.Policy().lease
             #expect(lease <= 15)
-            let claimed = try await server.persistence.transaction { try await $0.outbox.claimDue(now: now, leaseUntil: now.addingTimeInterval(lease), limit: 10) }
+            let claimed = try await server.persistence.transaction { try await $0.outbox.claimDue(now: now, leaseUntil: now.addingTimeInterval(lease), limit: 10, channels: [.email]) }
             #expect(claimed.count == 1)
             let survivor = SlowTransport(seconds: 0)
             let other = OutboxDelivery(services: server.server.services, renderer: server.server.templates, transports: [.email: survivor])

@@ -135,3 +135,36 @@ struct NoSMSGatewayTests {
         }
     }
 }
+
+@Suite("No mail server")
+struct NoMailServerTests {
+    @Test("Without SMTP and without --dev-outbox, mail waits in the outbox unsent (no files, no codes in the log) and is delivered once asked for")
+    func mailWaits() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gh-nomail-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = ServerConfiguration()
+        configuration.outboxDir = directory.path
+        let logs = CapturedLogs()
+        let held = try GatehouseServer.transports(configuration, logger: logs.logger(label: "test"))
+        #expect(held.isEmpty)
+        #expect(logs.all.contains { $0.contains("NOT SENT") })
+        var development = configuration
+        development.devOutbox = true
+        let developmentTransports = try GatehouseServer.transports(development, logger: logs.logger(label: "test"))
+        let server = try await TestServer.start(.sqlite, transports: held)
+        try await server.createClient(id: TestServer.openClient, settings: ["email_verification=off"])
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            #expect(try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email]).status == .accepted)
+            #expect(try await server.deliverMail() == 0)
+            let pending = try await server.persistence.read { try await $0.outbox.list(status: .pending, limit: 10) }
+            #expect(pending.count == 1 && pending[0].attempts == 0)
+            #expect(!FileManager.default.fileExists(atPath: directory.path))
+
+            let delivery = OutboxDelivery(
+                services: server.server.services, renderer: server.server.templates, transports: developmentTransports)
+            #expect(try await delivery.runOnce() == 1)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
+        }
+    }
+}

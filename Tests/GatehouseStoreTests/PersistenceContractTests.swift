@@ -198,15 +198,15 @@ struct PersistenceContractTests {
             try await db.transaction { stores in for m in messages { try await stores.outbox.enqueue(m) } }
             // Two claimers at once never get the same message.
             let claimed = try await withThrowingTaskGroup(of: [UUID].self) { group in
-                for _ in 0..<2 { group.addTask { try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 10, leaseUntil: Self.t0 + 70, limit: 3) }.map(\.id) } }
+                for _ in 0..<2 { group.addTask { try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 10, leaseUntil: Self.t0 + 70, limit: 3, channels: [.email, .sms]) }.map(\.id) } }
                 var all: [UUID] = []
                 for try await ids in group { all += ids }
                 return all
             }
             #expect(claimed.count == 5 && Set(claimed).count == 5)
-            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 20, leaseUntil: Self.t0 + 80, limit: 10) }.isEmpty)
+            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 20, leaseUntil: Self.t0 + 80, limit: 10, channels: [.email, .sms]) }.isEmpty)
             // Lease ran out: due again, attempt counted.
-            let again = try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 71, leaseUntil: Self.t0 + 131, limit: 10) }
+            let again = try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 71, leaseUntil: Self.t0 + 131, limit: 10, channels: [.email, .sms]) }
             #expect(again.count == 5 && again.allSatisfy { $0.attempts == 2 })
             try await db.transaction { stores in
                 try await stores.outbox.markSent(id: messages[0].id, at: Self.t0 + 72)
@@ -216,8 +216,8 @@ struct PersistenceContractTests {
             let sent = try #require(try await db.read { try await $0.outbox.find(id: messages[0].id) })
             #expect(sent.status == .sent && sent.sealedPayload.isEmpty)
             #expect(try await db.read { try await $0.outbox.list(status: .dead, limit: 10) }.map(\.id) == [messages[2].id])
-            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 99, leaseUntil: Self.t0 + 159, limit: 10) }.isEmpty)
-            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 100, leaseUntil: Self.t0 + 160, limit: 10) }.map(\.id) == [messages[1].id])
+            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 99, leaseUntil: Self.t0 + 159, limit: 10, channels: [.email, .sms]) }.isEmpty)
+            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 100, leaseUntil: Self.t0 + 160, limit: 10, channels: [.email, .sms]) }.map(\.id) == [messages[1].id])
             #expect(try await db.transaction { try await $0.outbox.retry(id: messages[2].id, at: Self.t0 + 101) })
             #expect(try await db.read { try await $0.outbox.find(id: messages[2].id) }?.status == .pending)
         }

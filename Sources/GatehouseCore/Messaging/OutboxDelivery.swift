@@ -41,8 +41,10 @@ public struct OutboxDelivery: Sendable {
         let now = services.clock.now()
         let lease = now.addingTimeInterval(policy.lease)
         let batch = policy.batch
+        // A channel without a transport (no mail server configured) keeps its messages waiting.
+        let channels = Set(transports.keys)
         let claimed = try await services.persistence.transaction {
-            try await $0.outbox.claimDue(now: now, leaseUntil: lease, limit: batch)
+            try await $0.outbox.claimDue(now: now, leaseUntil: lease, limit: batch, channels: channels)
         }
         guard !claimed.isEmpty else { return 0 }
         let sending = InFlight(claimed.map(\.id))

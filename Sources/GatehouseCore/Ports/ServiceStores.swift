@@ -32,8 +32,8 @@ public protocol AgreementStore: Sendable {
 /// The durable outbox.
 public protocol OutboxStore: Sendable {
     func enqueue(_ message: OutboxMessage) async throws
-    /// Leases up to `limit` due messages to this caller until `leaseUntil`.
-    func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxMessage]
+    /// Leases up to `limit` due messages of `channels` to this caller until `leaseUntil`.
+    func claimDue(now: Date, leaseUntil: Date, limit: Int, channels: Set<OutboxMessage.Channel>) async throws -> [OutboxMessage]
     /// Extends the lease of rows still being sent.
     func renewLease(ids: [UUID], until: Date) async throws
     func markSent(id: UUID, at: Date) async throws

@@ -80,15 +80,22 @@ public struct GatehouseServer: Sendable {
         }
     }
 
-    /// SMTP and the SMS gateway when configured, else the development outbox.
+    /// SMTP and the SMS gateway when configured; the development outbox only when asked for
+    /// (`--dev-outbox`). Without either, mail waits in the outbox (nothing is lost, nothing is sent)
+    /// and sign-in by SMS is refused.
     public static func transports(_ configuration: ServerConfiguration, logger: Logger) throws
         -> [OutboxMessage.Channel: any MessageTransport]
     {
         let development = DevelopmentOutbox(directory: configuration.outboxDir, from: configuration.mailFrom, logger: logger)
         if configuration.smtpURL == nil {
-            logger.warning(
-                "NO MAIL SERVER: mail is written to the development outbox and its codes logged; set GATEHOUSE_SMTP_URL in production",
-                metadata: ["outbox": "\(configuration.outboxDir)"])
+            if configuration.devOutbox {
+                logger.warning(
+                    "NO MAIL SERVER: mail is written to the development outbox and its codes logged (--dev-outbox); set GATEHOUSE_SMTP_URL in production",
+                    metadata: ["outbox": "\(configuration.outboxDir)"])
+            } else {
+                logger.error(
+                    "NO MAIL SERVER: mail (verification, recovery, codes) waits in the outbox and is NOT SENT until GATEHOUSE_SMTP_URL is set; --dev-outbox writes it to files for development")
+            }
         }
         if configuration.smsURL == nil {
             if configuration.devOutbox {
@@ -97,7 +104,8 @@ public struct GatehouseServer: Sendable {
                 logger.warning("NO SMS GATEWAY: sign-in by SMS code is refused until GATEHOUSE_SMS_URL is set (or --dev-outbox in development)")
             }
         }
-        var transports: [OutboxMessage.Channel: any MessageTransport] = [.email: development, .sms: development]
+        var transports: [OutboxMessage.Channel: any MessageTransport] =
+            configuration.devOutbox ? [.email: development, .sms: development] : [:]
         if let smtp = configuration.smtpURL {
             transports[.email] = try SMTPMailTransport(url: smtp, from: configuration.mailFrom, logger: logger)
         }

@@ -23,7 +23,8 @@ struct SQLOutboxStore: OutboxStore {
         ).run()
     }
 
-    func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxMessage] {
+    func claimDue(now: Date, leaseUntil: Date, limit: Int, channels: Set<OutboxMessage.Channel>) async throws -> [OutboxMessage] {
+        guard !channels.isEmpty else { return [] }
         let nowMs = Columns.millis(now)
         // A message whose lease ran out (its node died mid-send) is due again: at-least-once delivery.
         return try await db.raw(
@@ -31,7 +32,8 @@ struct SQLOutboxStore: OutboxStore {
             UPDATE outbox SET status = 'sending', lease_until = \(bind: Columns.millis(leaseUntil)), attempts = attempts + 1
             WHERE id IN (
                 SELECT id FROM outbox
-                WHERE (status = 'pending' AND due_at <= \(bind: nowMs)) OR (status = 'sending' AND lease_until <= \(bind: nowMs))
+                WHERE ((status = 'pending' AND due_at <= \(bind: nowMs)) OR (status = 'sending' AND lease_until <= \(bind: nowMs)))
+                    AND channel IN (\(binds: channels.map(\.rawValue).sorted()))
                 ORDER BY due_at LIMIT \(bind: limit)\(unsafeRaw: dialect.skipLocked)
             )
             RETURNING \(unsafeRaw: Self.columns)

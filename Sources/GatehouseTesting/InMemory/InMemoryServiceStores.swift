@@ -128,10 +128,10 @@ struct InMemoryOutboxStore: OutboxStore {
         }
     }
 
-    func claimDue(now: Date, leaseUntil: Date, limit: Int) async throws -> [OutboxMessage] {
+    func claimDue(now: Date, leaseUntil: Date, limit: Int, channels: Set<OutboxMessage.Channel>) async throws -> [OutboxMessage] {
         box.with { state in
             let due = state.outbox.values.filter {
-                ($0.status == .pending && $0.dueAt <= now) || ($0.status == .sending && ($0.leaseUntil ?? .distantFuture) <= now)
+                channels.contains($0.channel) && (($0.status == .pending && $0.dueAt <= now) || ($0.status == .sending && ($0.leaseUntil ?? .distantFuture) <= now))
             }.sorted { $0.dueAt < $1.dueAt }.prefix(limit)
             return due.map { message in
                 state.outbox[message.id]!.status = .sending
