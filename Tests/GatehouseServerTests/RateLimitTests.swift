@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatehouseCore
 import GatehouseServer
@@ -103,27 +104,40 @@ struct RateLimitTests {
         }
     }
 
-    @Test("Refreshes are counted per address in the rotation's transaction; a refused refresh leaves the token usable", arguments: TestDatabase.available)
+    @Test("Authorization-code exchanges are counted per address before the code is spent: a refused exchange leaves the code usable", arguments: TestDatabase.available)
     func tokenLimit(database: TestDatabase) async throws {
-        let server = try await Self.start(database, limits: "token=3/60")
+        let server = try await Self.start(database, limits: "token=2/10")
+        let redirect = "com.example.app:/verified"
+        try await server.createClient(id: "mobile", redirectURIs: [redirect])
         try await server.withRouter { client in
-            let user = try await signUp(client)
-            var token = user.refreshToken
-            for _ in 0..<3 {
-                let next = try await client.form(
-                    "/oauth/token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": TestServer.openClient])
-                #expect(next.status == .ok)
-                token = try #require(next.string("refresh_token"))
+            let verifier = String(repeating: "v", count: 50)
+            let challenge = Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
+            let signup = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": "mobile", "email": "code@example.com", "password": "correct horse battery",
+                 "redirect_to": redirect, "code_challenge": challenge, "code_challenge_method": "S256"])
+            #expect(signup.status == .created)
+            try await server.deliverMail()
+            let path = try #require(server.lastMail(to: "code@example.com", kind: "verification")?.linkPath("/verify?token="))
+            let location = try #require(try await client.json(.get, path).headers[.location])
+            let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
+            func exchange(_ code: String) async throws -> TestResponse {
+                try await client.form(
+                    "/oauth/token",
+                    ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": verifier, "redirect_uri": redirect])
             }
-            let refused = try await client.form(
-                "/oauth/token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": TestServer.openClient])
+            #expect(try await exchange("gh_guess_1").string("error") == "invalid_grant")
+            #expect(try await exchange("gh_guess_2").string("error") == "invalid_grant")
+            let refused = try await exchange(code)
             #expect(refused.status == .tooManyRequests)
             #expect(refused.headers[.retryAfter] != nil && refused.headers[.cacheControl] == "no-store")
             #expect(refused.headers[Self.stateField]?.hasPrefix("\"token\";r=0;") == true)
-            server.clock.advance(by: 61)
-            let after = try await client.form(
-                "/oauth/token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": TestServer.openClient])
-            #expect(after.status == .ok, "the refused refresh rolled back: \(after.text)")
+            // Refreshes are not counted (nothing to guess; threat model A2).
+            let user = try await signUp(client)
+            #expect(try await refresh(client, user.refreshToken).status == .ok)
+            server.clock.advance(by: 11)
+            let after = try await exchange(code)
+            #expect(after.status == .ok, "the refused exchange left the code: \(after.text)")
         }
     }
 

@@ -21,8 +21,8 @@ public enum RateLimitName: String, Sendable, CaseIterable, Comparable {
     case codeSend = "code_send"
     /// Checking a typed code (sign-in, verification, recovery): the guessable secrets.
     case codeVerify = "code_verify"
-    /// `POST /oauth/token` grants that write (refresh, authorization code), and failed client
-    /// authentication on every `/oauth` route.
+    /// `POST /oauth/token` with an authorization code (before the code is spent). Refresh and client
+    /// credentials are not counted: nothing to guess, and the count would cost more than the grant.
     case token
     case authenticatorChallenge = "authenticator_challenge"
     /// Text messages per address block, per country calling code, and for the whole server: SMS
