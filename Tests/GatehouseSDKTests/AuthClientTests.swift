@@ -215,10 +215,8 @@ struct DeepLinkSDKTests {
             }
             try await server.deliverMail()
             let linkPath = try #require(server.lastMail(to: "link@example.com", kind: "verification")?.linkPath("/verify?token="))
-            // The mail link, followed as the browser would: it answers a redirect into the app.
-            var request = URLRequest(url: URL(string: base.absoluteString + linkPath)!)
-            request.httpMethod = "GET"
-            let location = try await Redirects.location(of: request)
+            // The mail link, followed as the browser would: its page's button answers a redirect into the app.
+            let location = try await Redirects.confirm(URL(string: base.absoluteString + linkPath)!)
             let appURL = try #require(URL(string: location))
 
             // A new process: only the store remembers the verifier.
@@ -239,6 +237,25 @@ enum Redirects {
                         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
             completionHandler(nil)
         }
+    }
+
+    /// Opens a verification link's page, then posts its form with its cookie, as a browser does.
+    static func confirm(_ link: URL) async throws -> String {
+        let (data, response) = try await URLSession.shared.data(from: link)
+        let page = String(decoding: data, as: UTF8.self)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 200,
+            let cookie = http.value(forHTTPHeaderField: "Set-Cookie")?.split(separator: ";").first
+        else { throw URLError(.badServerResponse) }
+        func field(_ name: String) -> String {
+            guard let start = page.range(of: "name=\"\(name)\" value=\"") else { return "" }
+            return String(page[start.upperBound...].prefix { $0 != "\"" })
+        }
+        var post = URLRequest(url: URL(string: "/verify", relativeTo: link)!.absoluteURL)
+        post.httpMethod = "POST"
+        post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        post.setValue(String(cookie), forHTTPHeaderField: "Cookie")
+        post.httpBody = Data("token=\(field("token"))&csrf=\(field("csrf"))".utf8)
+        return try await location(of: post)
     }
 
     static func location(of request: URLRequest) async throws -> String {

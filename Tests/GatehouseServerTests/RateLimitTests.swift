@@ -119,7 +119,7 @@ struct RateLimitTests {
             #expect(signup.status == .created)
             try await server.deliverMail()
             let path = try #require(server.lastMail(to: "code@example.com", kind: "verification")?.linkPath("/verify?token="))
-            let location = try #require(try await client.json(.get, path).headers[.location])
+            let location = try #require(try await confirmLink(client, path).headers[.location])
             let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
             func exchange(_ code: String) async throws -> TestResponse {
                 try await client.form(

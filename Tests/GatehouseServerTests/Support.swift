@@ -2,7 +2,9 @@ import Foundation
 import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// A user signed in through the real HTTP routes.
@@ -112,4 +114,21 @@ func decodeSegment(_ segment: String) throws -> Data {
 
 func refresh(_ client: some TestClientProtocol, _ token: String, clientID: String = TestServer.openClient) async throws -> TestResponse {
     try await client.form("/oauth/token", ["grant_type": "refresh_token", "refresh_token": token, "client_id": clientID])
+}
+
+/// Opens a verification link the way a person does: the page it shows (which uses nothing), then the
+/// page's form, posted with the page's cookie. Returns the page when it is not the form.
+func confirmLink(_ client: some TestClientProtocol, _ path: String, headers: HTTPFields = [:]) async throws -> TestResponse {
+    let page = try await client.json(.get, path, headers: headers)
+    guard page.status == .ok, let cookie = page.headers[.setCookie]?.split(separator: ";").first else { return page }
+    func field(_ name: String) -> String {
+        guard let start = page.text.range(of: "name=\"\(name)\" value=\"") else { return "" }
+        return String(page.text[start.upperBound...].prefix { $0 != "\"" })
+    }
+    var fields = HTTPFields()
+    fields[.contentType] = "application/x-www-form-urlencoded"
+    fields[.cookie] = String(cookie)
+    for field in headers { fields.append(field) }
+    let body = "token=\(field("token"))&csrf=\(field("csrf"))"
+    return try await client.executeRequest(uri: "/verify", method: .post, headers: fields, body: ByteBuffer(string: body))
 }

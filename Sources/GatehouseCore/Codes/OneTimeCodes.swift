@@ -90,6 +90,15 @@ public struct OneTimeCodes: Sendable {
         return try outcome.get()
     }
 
+    /// Whether `token` names an open link of `purpose`, without using it (a page that asks first).
+    public func isOpen(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> Bool {
+        guard token.utf8.count <= 256 else { return false }
+        let hash = Secrets.sha256Hex(token)
+        let now = services.clock.now()
+        guard let record = try await services.persistence.read({ try await $0.codes.find(tokenHash: hash) }) else { return false }
+        return record.purpose == purpose && record.consumedAt == nil && record.expiresAt > now
+    }
+
     func binding(_ purpose: OneTimeCodeRecord.Purpose, _ clientID: String, _ identifier: String) -> String {
         "\(purpose.rawValue):\(clientID):\(identifier)"
     }

@@ -65,6 +65,12 @@ public struct VerificationFlow: Sendable {
 
     /// `GET /verify?token=`: verifies, then returns to the app with an authorization code when the
     /// sign-up named a redirect, or confirms on a page.
+    /// Whether the mail's link still works, without using it: the page a link opens asks before it
+    /// verifies, so a mail scanner that fetches every link uses nothing.
+    public func linkIsOpen(token: String) async throws -> Bool {
+        try await codes.isOpen(token: token, purpose: .verifyEmail)
+    }
+
     public func followLink(token: String) async throws -> LinkOutcome {
         let record = try await codes.redeem(token: token, purpose: .verifyEmail)
         let client = try await clients.resolve(record.clientID)

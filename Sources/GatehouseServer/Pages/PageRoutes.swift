@@ -25,10 +25,34 @@ struct PageRoutes: Sendable {
 
     static let csrfCookie = "gh_csrf"
 
+    static let verifyCookie = "gh_csrf_verify"
+
+    /// The link in the mail opens a page that asks; only its POST verifies. Mail scanners and link
+    /// previews fetch links with GET, and must not use up the link (or the code beside it).
+    @Sendable func verifyPage(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let lang = catalog.language(for: request.headers[.acceptLanguage])
+        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty, token.utf8.count <= 256 else {
+            return failed(lang, status: .badRequest)
+        }
+        guard try await verification.linkIsOpen(token: String(token)) else { return failed(lang, status: .gone) }
+        let nonce = Base64URL.encode(Secrets.randomBytes(16))
+        let html = catalog.page(
+            "verify", lang: lang,
+            values: ["title": catalog.string("verify_title", lang: lang), "token": String(token), "csrf": secret.csrfToken(for: nonce)])
+        let cookie = SetCookie(name: Self.verifyCookie, value: nonce, path: "/verify", maxAge: 3600, sameSite: .strict, secure: secureCookies).headerValue
+        return PageResponses.html(html, status: .ok, cookie: cookie)
+    }
+
     @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
         let lang = catalog.language(for: request.headers[.acceptLanguage])
-        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty else {
+        let fields = try await RequestDecoding.formFields(from: request)
+        guard let token = fields["token"], !token.isEmpty else {
             return failed(lang, status: .badRequest)
+        }
+        guard let nonce = Cookies(request)[Self.verifyCookie], let sent = fields["csrf"],
+            Secrets.constantTimeEquals(secret.csrfToken(for: nonce), sent)
+        else {
+            return message(lang, title: "failed_title", body: "expired_form", status: .forbidden)
         }
         do {
             switch try await verification.followLink(token: token) {

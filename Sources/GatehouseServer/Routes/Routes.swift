@@ -72,7 +72,8 @@ struct Routes {
         // Hosted pages behind the links in mail: HTML, also when they fail.
         let pages = router.group().add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
         let pageRoutes = PageRoutes(services: services, catalog: server.templates)
-        pages.get("verify", use: pageRoutes.verify)
+        pages.get("verify", use: pageRoutes.verifyPage)
+        pages.post("verify", use: pageRoutes.verify)
         pages.get("reset", use: pageRoutes.resetForm)
         pages.post("reset", use: pageRoutes.reset)
 
