@@ -65,6 +65,8 @@ extension ErrorCode {
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
     public static let invalidGrant: ErrorCode = "invalid_grant"
     public static let invalidScope: ErrorCode = "invalid_scope"
+    /// RFC 8707 §2: the `resource` is not one this client's tokens may be for.
+    public static let invalidTarget: ErrorCode = "invalid_target"
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
     public static let unauthorizedClient: ErrorCode = "unauthorized_client"
     // Capacity

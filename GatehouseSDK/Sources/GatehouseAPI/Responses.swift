@@ -122,7 +122,7 @@ public struct IntrospectionResponse: Codable, Hashable, Sendable {
     public var exp: Int?
     public var iat: Int?
     public var iss: String?
-    public var aud: String?
+    public var aud: Audience?
     public var jti: String?
     public var sid: String?
     public var tokenType: String?

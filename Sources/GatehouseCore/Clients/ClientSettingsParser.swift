@@ -5,7 +5,7 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -73,6 +73,16 @@ public enum ClientSettingsParser {
                 origins.append(origin)
             }
             s.allowedOrigins = origins
+        case "audiences":
+            var audiences: [String] = []
+            for item in list() {
+                // RFC 8707 §2: an absolute URI without a fragment.
+                guard let url = URLComponents(string: item), let scheme = url.scheme, ["https", "http"].contains(scheme),
+                    url.host?.isEmpty == false, url.fragment == nil, item.count <= 256
+                else { throw bad(key, "a comma-separated list of absolute https:// URIs such as https://api.example.com (no fragment)") }
+                audiences.append(item)
+            }
+            s.audiences = audiences
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

@@ -263,6 +263,10 @@ extension GatehouseError {
         GatehouseError(.oauth, code: .invalidGrant, title: "Invalid grant", detail: detail)
     }
 
+    public static func invalidTarget(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidTarget, title: "Invalid target", detail: detail)
+    }
+
     public static func invalidScope(_ detail: String) -> GatehouseError {
         GatehouseError(.oauth, code: .invalidScope, title: "Invalid scope", detail: detail)
     }

@@ -32,9 +32,10 @@ public struct AuthorizationCodes: Sendable {
     }
 
     /// `grant_type=authorization_code`.
-    public func exchange(code: String, redirectURI: String?, verifier: String?, client: ClientRecord, meta: RequestMeta)
-        async throws -> TokenResponse
-    {
+    public func exchange(
+        code: String, redirectURI: String?, verifier: String?, client: ClientRecord, meta: RequestMeta, resource: String? = nil
+    ) async throws -> TokenResponse {
+        let resources = try SessionIssuer.resources(requested: resource, client: client, issuer: services.tokens.issuer)
         // Before the code is spent: a refused exchange leaves it for the retry.
         try await services.rateLimits.consume(.token, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record: OneTimeCodeRecord
@@ -67,7 +68,8 @@ public struct AuthorizationCodes: Sendable {
             return try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores)
         }
         return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: nil, isNew: nil)
+            session: started.session, refreshToken: started.refreshToken, client: client, user: nil, isNew: nil,
+            resources: resources)
     }
 
     /// `redirect` with `code` added to its query, whatever the scheme (app schemes included).

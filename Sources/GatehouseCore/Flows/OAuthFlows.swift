@@ -72,7 +72,8 @@ public struct OAuthFlows: Sendable {
     }
 
     /// A machine token for a confidential client: no user, no session, no refresh token.
-    public func clientCredentials(client: ClientRecord, scope: String?) async throws -> TokenResponse {
+    public func clientCredentials(client: ClientRecord, scope: String?, resource: String? = nil) async throws -> TokenResponse {
+        let resources = try SessionIssuer.resources(requested: resource, client: client, issuer: services.tokens.issuer)
         // RFC 6749 §5.2: a scope the client may not have is refused, never silently dropped. `openid`
         // and `offline_access` need a user, which this grant has none of.
         let userOnly: Set<String> = ["openid", "offline_access"]
@@ -86,7 +87,7 @@ public struct OAuthFlows: Sendable {
         let ttl = services.issuer.accessTTL(client)
         let access = try await services.tokens.issue(
             subject: client.id, sessionID: "", clientID: client.id, scope: scopes.joined(separator: " "), amr: [],
-            ttl: ttl)
+            ttl: ttl, resources: resources)
         return TokenResponse(accessToken: access, expiresIn: ttl, refreshToken: nil, scope: scopes.joined(separator: " "))
     }
 }

@@ -17,10 +17,11 @@ public struct RefreshFlow: Sendable {
     }
 
     /// `client` is the authenticated (or, for public clients, named) client; the token must be its own.
-    public func refresh(token: String, client: ClientRecord, scope: String?) async throws -> TokenResponse {
+    public func refresh(token: String, client: ClientRecord, scope: String?, resource: String? = nil) async throws -> TokenResponse {
         guard token.hasPrefix(RefreshTokenFormat.prefix), token.utf8.count <= 256 else {
             throw GatehouseError.invalidGrant("The refresh token is not valid.")
         }
+        let resources = try SessionIssuer.resources(requested: resource, client: client, issuer: services.tokens.issuer)
         let hash = Secrets.sha256Hex(token)
         let now = services.clock.now()
         let grace = services.settings.refreshReuseGrace
@@ -71,7 +72,7 @@ public struct RefreshFlow: Sendable {
                 session.scopes = session.scopes.filter(asked.contains)
             }
             return try await issuer.response(
-                session: session, refreshToken: successor, client: client, user: nil, isNew: nil)
+                session: session, refreshToken: successor, client: client, user: nil, isNew: nil, resources: resources)
         }
     }
 }

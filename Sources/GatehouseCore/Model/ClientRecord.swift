@@ -71,6 +71,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var maxFailureCount: Int = 3
     /// Web origins (`https://app.example.com`) whose browser code may call the API (CORS).
     public var allowedOrigins: [String] = []
+    /// Resource servers (absolute URIs) this client's access tokens are also for (`aud`, RFC 9068 §3);
+    /// a token request may name one of them as `resource` (RFC 8707) to get a token for it alone.
+    public var audiences: [String] = []
 
     public init() {}
 
@@ -90,6 +93,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case deviceAuthenticators = "device_authenticators"
         case maxFailureCount = "max_failure_count"
         case allowedOrigins = "allowed_origins"
+        case audiences
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -111,6 +115,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         deviceAuthenticators = try c.decodeIfPresent(Toggle.self, forKey: .deviceAuthenticators) ?? .on
         maxFailureCount = try c.decodeIfPresent(Int.self, forKey: .maxFailureCount) ?? 3
         allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? []
+        audiences = try c.decodeIfPresent([String].self, forKey: .audiences) ?? []
     }
 
     private struct DefaultValues {

@@ -48,16 +48,27 @@ public struct SessionIssuer: Sendable {
         min(max(client.settings.accessTokenTTL, 30), settings.maxAccessTokenTTL)
     }
 
+    /// The resource servers an access token is for besides the issuer: the one the request named
+    /// (RFC 8707 `resource`), which must be among the client's `audiences`, else all of them.
+    public static func resources(requested: String?, client: ClientRecord, issuer: String) throws -> [String] {
+        guard let requested, !requested.isEmpty else { return client.settings.audiences }
+        if requested == issuer { return [] }
+        guard client.settings.audiences.contains(requested) else {
+            throw GatehouseError.invalidTarget("The resource \(requested.prefix(256)) is not one of this client's audiences.")
+        }
+        return [requested]
+    }
+
     /// The token response for a session (access token signed now).
     public func response(
         session: SessionRecord, refreshToken: String?, client: ClientRecord, user: UserRecord?, isNew: Bool?,
-        nonce: String? = nil
+        nonce: String? = nil, resources: [String]? = nil
     ) async throws -> TokenResponse {
         let ttl = accessTTL(client)
         let scope = session.scopes.joined(separator: " ")
         let access = try await tokens.issue(
             subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
-            clientID: client.id, scope: scope, amr: session.amr, ttl: ttl)
+            clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences)
         var idToken: String?
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import JWTKit
 
 /// RFC 9068 access-token claims plus `sid` and `amr`. NumericDates are whole seconds (`Int`), as OIDC
@@ -6,7 +7,8 @@ import JWTKit
 public struct AccessTokenClaims: JWTPayload, Equatable {
     public var iss: String
     public var sub: String
-    public var aud: String
+    /// The issuer (Gatehouse's own API), then the client's resource servers, if it has any.
+    public var aud: Audience
     public var exp: Int
     public var iat: Int
     public var jti: String
@@ -16,7 +18,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var amr: [String]
 
     public init(
-        iss: String, sub: String, aud: String, exp: Int, iat: Int, jti: String, clientID: String, scope: String,
+        iss: String, sub: String, aud: Audience, exp: Int, iat: Int, jti: String, clientID: String, scope: String,
         sid: String, amr: [String]
     ) {
         self.iss = iss

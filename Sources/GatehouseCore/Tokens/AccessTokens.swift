@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import JWTKit
 
 /// Issues and verifies access tokens (RFC 9068 JWTs, ES256) and OIDC ID tokens.
@@ -16,12 +17,14 @@ public struct AccessTokens: Sendable {
         self.clock = clock
     }
 
+    /// `resources`: the resource servers the token is also for (the client's `audiences`, or the one
+    /// a token request named); the issuer is always the first audience.
     public func issue(
-        subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int
+        subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = []
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         let claims = AccessTokenClaims(
-            iss: issuer, sub: subject, aud: audience, exp: now + ttl, iat: now, jti: UUID().uuidString.lowercased(),
+            iss: issuer, sub: subject, aud: Audience([audience] + resources.filter { $0 != audience }), exp: now + ttl, iat: now, jti: UUID().uuidString.lowercased(),
             clientID: clientID, scope: scope, sid: sessionID, amr: amr)
         return try sign(claims, typ: "at+jwt")
     }
@@ -76,7 +79,7 @@ public struct AccessTokens: Sendable {
             claims = checked
         }
         let now = Int(clock.now().timeIntervalSince1970)
-        guard claims.iss == issuer, claims.aud == audience else {
+        guard claims.iss == issuer, claims.aud.contains(audience) else {
             throw GatehouseError.unauthorized("The access token was not issued for this server.")
         }
         guard claims.exp > now else { throw GatehouseError.unauthorized("The access token has expired.") }

@@ -29,19 +29,20 @@ struct OAuthRoutes: Sendable {
                 throw GatehouseError.badRequest("refresh_token is required.")
             }
             let client = try await client(request, form, requireExplicit: false)
-            return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"]), noStore: true)
+            return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"], resource: form["resource"]), noStore: true)
         case "authorization_code":
             guard let code = form["code"], !code.isEmpty else { throw GatehouseError.badRequest("code is required.") }
             let client = try await client(request, form, requireExplicit: false)
             let meta = context.meta
             return try Responses.json(
                 try await authorizationCodes.exchange(
-                    code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, meta: meta),
+                    code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, meta: meta,
+                    resource: form["resource"]),
                 noStore: true)
         case "client_credentials":
             let credentials = try Self.credentials(request, form)
             let client = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
-            return try Responses.json(try await oauthFlows.clientCredentials(client: client, scope: form["scope"]), noStore: true)
+            return try Responses.json(try await oauthFlows.clientCredentials(client: client, scope: form["scope"], resource: form["resource"]), noStore: true)
         default:
             throw GatehouseError.unsupportedGrantType("grant_type \(grantType) is not supported.")
         }
