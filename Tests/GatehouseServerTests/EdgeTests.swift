@@ -178,6 +178,8 @@ struct EdgeTests {
                 (.get, "/v1/login", "POST"), (.delete, "/v1/me", "GET, HEAD, PATCH"),
                 (.get, "/oauth/token", "POST"), (.put, "/reset", "GET, HEAD, POST"),
                 (.post, "/v1/me/sessions/\(UUID().uuidString)", "DELETE"), (.options, "/.well-known/jwks.json", "GET, HEAD"),
+                (HTTPRequest.Method("TRACE")!, "/v1/login", "POST"), (HTTPRequest.Method("PROPFIND")!, "/health/live", "GET, HEAD"),
+                (HTTPRequest.Method("QUERY")!, "/verify", "GET, HEAD, POST"), (.head, "/v1/login", "POST"),
             ]
             for (method, path, allowed) in cases {
                 let answer = try await client.executeRequest(uri: path, method: method, headers: [:], body: nil)
@@ -188,6 +190,9 @@ struct EdgeTests {
                 #expect(allow == expected, "\(method) \(path): \(answer.headers[.allow] ?? "none")")
             }
             #expect(try await client.executeRequest(uri: "/v1/nothing-here", method: .get, headers: [:], body: nil).status == .notFound)
+            // HEAD is GET without the body, as Allow promises.
+            let head = try await client.executeRequest(uri: "/health/ready", method: .head, headers: [:], body: nil)
+            #expect(head.status == .ok && head.body.readableBytes == 0)
             // The right method still reaches the route.
             #expect(try await client.executeRequest(uri: "/.well-known/jwks.json", method: .get, headers: [:], body: nil).status == .ok)
         }

@@ -117,7 +117,8 @@ public struct GatehouseServer: Sendable {
 
     /// The HTTP application, with background services attached.
     public func makeApplication() -> some ApplicationProtocol {
-        let router = Router(context: AppRequestContext.self)
+        // HEAD answers like GET without the body (RFC 9110 §9.3.2), as `Allow` says it does.
+        let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
         var backgroundServices: [any Service] = [KeyReloadService(keys: keys, logger: services.logger)]
         if configuration.runOutboxDispatcher {
             backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))

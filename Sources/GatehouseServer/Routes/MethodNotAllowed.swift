@@ -9,19 +9,27 @@ struct MethodNotAllowed: Error, Sendable {
 
     var allowHeader: String { allow.map(\.rawValue).joined(separator: ", ") }
 
-    /// For every registered path, answers the common methods it does not take with this error. Call
-    /// once, after every route is registered.
+    /// Methods a client may send that no route takes: registered methods (RFC 9110, WebDAV, QUERY)
+    /// rather than any string, so the route table stays small.
+    static let others: [HTTPRequest.Method] = [
+        "TRACE", "CONNECT", "QUERY", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH",
+        "REPORT", "LINK", "UNLINK", "PURGE",
+    ].compactMap { HTTPRequest.Method($0) }
+
+    /// For every registered path, answers the methods it does not take with this error (`Allow`
+    /// lists the common methods it does take). Call once, after every route is registered.
     static func register(on router: Router<AppRequestContext>) {
-        let candidates: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+        let common: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+        let candidates = common + others
         var byPath: [String: (path: RouterPath, methods: Set<HTTPRequest.Method>)] = [:]
         for route in router.routes {
             byPath[route.path.description, default: (route.path, [])].methods.insert(route.method)
         }
         for (path, methods) in byPath.values {
             var taken = methods
-            // Hummingbird answers HEAD for every GET route when the responder is built.
+            // The router answers HEAD for every GET route (`autoGenerateHeadEndpoints`).
             if taken.contains(.get) { taken.insert(.head) }
-            let refusal = MethodNotAllowed(allow: candidates.filter(taken.contains))
+            let refusal = MethodNotAllowed(allow: common.filter(taken.contains))
             for method in candidates where !taken.contains(method) {
                 router.on(path, method: method) { _, _ -> Response in throw refusal }
             }
