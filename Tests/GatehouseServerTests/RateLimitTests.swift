@@ -80,6 +80,33 @@ struct RateLimitTests {
         }
     }
 
+    @Test("Every counting route tells its budget in RateLimit-Policy and RateLimit headers; routes that do not count carry none")
+    func headersPerRoute() async throws {
+        let server = try await Self.start(.sqlite, limits: "*=100/60")
+        try await server.createClient(id: "status", settings: ["identifier_status=on"])
+        try await server.withRouter { client in
+            let email = "headers@example.com"
+            let cases: [(String, RateLimitName, TestResponse)] = [
+                ("/v1/signup", .signup, try await client.json(.post, "/v1/signup", ["client_id": TestServer.openClient, "email": email, "password": "correct horse battery"])),
+                ("/v1/verification", .codeSend, try await client.json(.post, "/v1/verification", ["client_id": TestServer.openClient, "email": email])),
+                ("/v1/verify", .codeVerify, try await client.json(.post, "/v1/verify", ["client_id": TestServer.openClient, "email": email, "code": "000000"])),
+                ("/v1/recovery", .codeSend, try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": email])),
+                ("/v1/recovery/verify", .codeVerify, try await client.json(.post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": email, "code": "000000"])),
+                ("/v1/otp", .codeSend, try await client.json(.post, "/v1/otp", ["client_id": Self.client, "email": email])),
+                ("/v1/otp/verify", .codeVerify, try await client.json(.post, "/v1/otp/verify", ["client_id": Self.client, "email": email, "code": "000000"])),
+                ("/v1/identifiers/status", .identifierStatus, try await client.json(.get, "/v1/identifiers/status?client_id=status&email=\(email)")),
+                ("/oauth/token", .token, try await client.form("/oauth/token", ["grant_type": "authorization_code", "code": "gh_ac_nope", "client_id": TestServer.openClient])),
+            ]
+            for (path, name, response) in cases {
+                #expect(response.headers[Self.policyField]?.contains("\"\(name.rawValue)\";q=100;w=60") == true, "\(path): \(response.status) \(response.headers)")
+                #expect(response.headers[Self.stateField]?.contains("\"\(name.rawValue)\";r=") == true, "\(path)")
+            }
+            for path in ["/.well-known/jwks.json", "/health/live"] {
+                #expect(try await client.json(.get, path).headers[Self.policyField] == nil)
+            }
+        }
+    }
+
     @Test("Sends: every code send counts per address; text messages also per country code and in total, without telling the caller those", arguments: TestDatabase.available)
     func smsBudgets(database: TestDatabase) async throws {
         let server = try await Self.start(database, limits: "sms_country=2/3600,sms_total=3/3600,sms_ip=100/3600")

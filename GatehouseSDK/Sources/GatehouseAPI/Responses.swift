@@ -134,4 +134,23 @@ public struct IntrospectionResponse: Codable, Hashable, Sendable {
         case clientId = "client_id"
         case tokenType = "token_type"
     }
+
+    // `aud` in place as a string or an array: a nested custom `Encodable` costs Foundation's encoder
+    // a container of its own on a route answered thousands of times a second.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(active, forKey: .active)
+        try c.encodeIfPresent(scope, forKey: .scope)
+        try c.encodeIfPresent(clientId, forKey: .clientId)
+        try c.encodeIfPresent(sub, forKey: .sub)
+        try c.encodeIfPresent(exp, forKey: .exp)
+        try c.encodeIfPresent(iat, forKey: .iat)
+        try c.encodeIfPresent(iss, forKey: .iss)
+        if let aud {
+            if aud.values.count == 1 { try c.encode(aud.values[0], forKey: .aud) } else { try c.encode(aud.values, forKey: .aud) }
+        }
+        try c.encodeIfPresent(jti, forKey: .jti)
+        try c.encodeIfPresent(sid, forKey: .sid)
+        try c.encodeIfPresent(tokenType, forKey: .tokenType)
+    }
 }

@@ -31,8 +31,6 @@ public struct DeviceAuthenticationFlow: Sendable {
                 field: "authenticator_id", code: .invalidFormat, message: "Use the id the registration answered.")
         }
         let id = request.authenticatorId
-        try await services.rateLimits.consume(
-            .authenticatorChallenge, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         guard
             let credential = try await services.persistence.read({ try await $0.credentials.find(id: id) }),
             credential.type == .deviceAuthenticator,
@@ -41,8 +39,14 @@ public struct DeviceAuthenticationFlow: Sendable {
 
         let nonce = Base64URL.encode(Secrets.randomBytes(32))
         let data = String(decoding: try JSONEncoder().encode(ChallengeData(credentialID: credential.id)), as: UTF8.self)
+        let limits = services.rateLimits
+        let report = RateLimitReport.current
+        let now = services.clock.now()
         let begun = try await runner.begin(
-            .deviceChallenge, client: client, nonce: nonce, data: data, lifetime: Self.challengeLifetime)
+            .deviceChallenge, client: client, nonce: nonce, data: data, lifetime: Self.challengeLifetime,
+            alongside: { stores in
+                try await limits.consume(.authenticatorChallenge, ip: meta.ipAddress, stores: stores, now: now, report: report)
+            })
         let limit = client.settings.maxFailureCount
         return DeviceChallenge(
             challengeId: begun.flow.id.uuidString.lowercased(), challenge: nonce, expiresIn: Int(Self.challengeLifetime),

@@ -25,15 +25,19 @@ struct EdgeMiddleware: RouterMiddleware {
         if let origin, let preflight = cors.preflight(request, origin: origin) {
             response = preflight
         } else {
-            // Whatever the limits count on the way (in flows that know nothing of HTTP) comes back here
-            // as headers, on the answer and on its 429 alike.
-            let report = RateLimitReport()
-            let context = context
-            response = try await RateLimitReport.$current.withValue(report) { try await next(request, context) }
-            let entries = report.entries
-            if !entries.isEmpty {
-                response.headers[rateLimitPolicyField] = RateLimitReport.policyField(entries)
-                response.headers[rateLimitField] = RateLimitReport.stateField(entries)
+            if RateLimitedRoutes.counts(request) {
+                // Whatever the limits count on the way (in flows that know nothing of HTTP) comes back
+                // here as headers, on the answer and on its 429 alike.
+                let report = RateLimitReport()
+                let context = context
+                response = try await RateLimitReport.$current.withValue(report) { try await next(request, context) }
+                let entries = report.entries
+                if !entries.isEmpty {
+                    response.headers[rateLimitPolicyField] = RateLimitReport.policyField(entries)
+                    response.headers[rateLimitField] = RateLimitReport.stateField(entries)
+                }
+            } else {
+                response = try await next(request, context)
             }
             if let origin { cors.decorate(&response, origin: origin) }
         }
