@@ -39,14 +39,10 @@ public struct DeviceAuthenticationFlow: Sendable {
 
         let nonce = Base64URL.encode(Secrets.randomBytes(32))
         let data = String(decoding: try JSONEncoder().encode(ChallengeData(credentialID: credential.id)), as: UTF8.self)
-        let limits = services.rateLimits
-        let report = RateLimitReport.current
-        let now = services.clock.now()
+        // Not counted per address: it needs a registered authenticator's random id first, and the count
+        // cost 5 % of device sign-ins (threat model A2).
         let begun = try await runner.begin(
-            .deviceChallenge, client: client, nonce: nonce, data: data, lifetime: Self.challengeLifetime,
-            alongside: { stores in
-                try await limits.consume(.authenticatorChallenge, ip: meta.ipAddress, stores: stores, now: now, report: report)
-            })
+            .deviceChallenge, client: client, nonce: nonce, data: data, lifetime: Self.challengeLifetime)
         let limit = client.settings.maxFailureCount
         return DeviceChallenge(
             challengeId: begun.flow.id.uuidString.lowercased(), challenge: nonce, expiresIn: Int(Self.challengeLifetime),

@@ -21,10 +21,11 @@ public enum RateLimitName: String, Sendable, CaseIterable, Comparable {
     case codeSend = "code_send"
     /// Checking a typed code (sign-in, verification, recovery): the guessable secrets.
     case codeVerify = "code_verify"
-    /// `POST /oauth/token` with an authorization code (before the code is spent). Refresh and client
-    /// credentials are not counted: nothing to guess, and the count would cost more than the grant.
+    /// `POST /oauth/token` with an authorization code (before the code is spent). Refresh, client
+    /// credentials and device challenges are not counted: each needs a 122-bit or longer secret or id
+    /// first, so there is nothing to guess, and the count would cost more than the request (threat
+    /// model A1, A2).
     case token
-    case authenticatorChallenge = "authenticator_challenge"
     /// Text messages per address block, per country calling code, and for the whole server: SMS
     /// pumping costs the operator money whoever the recipient is.
     case smsPerIP = "sms_ip"
@@ -52,7 +53,6 @@ public struct RateLimitPolicy: Sendable, Hashable {
         .codeSend: RateLimit(60, per: 15 * 60),
         .codeVerify: RateLimit(120, per: 15 * 60),
         .token: RateLimit(1200, per: 60),
-        .authenticatorChallenge: RateLimit(120, per: 60),
         .smsPerIP: RateLimit(10, per: 3600),
         .smsPerCountry: RateLimit(300, per: 3600),
         .smsTotal: RateLimit(1000, per: 3600),

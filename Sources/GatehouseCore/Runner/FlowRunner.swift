@@ -196,8 +196,7 @@ extension FlowRunner {
     /// Starts a persisted flow for `client`. The redirect URI must already be one the client registered.
     public func begin(
         _ kind: FlowKind, client: ClientRecord, redirectURI: String? = nil, pkce: PKCEChallenge? = nil, nonce: String? = nil,
-        state: String? = nil, data: String? = nil, lifetime: TimeInterval? = nil,
-        alongside: (@Sendable (any Stores) async throws -> Void)? = nil
+        state: String? = nil, data: String? = nil, lifetime: TimeInterval? = nil
     ) async throws -> Begun {
         if let redirectURI, !client.redirectURIs.contains(redirectURI) {
             throw GatehouseError.validation(
@@ -209,11 +208,7 @@ extension FlowRunner {
             kind: kind, clientID: client.id, redirectURI: redirectURI, pkce: pkce, nonce: nonce, state: state,
             csrfHash: Secrets.sha256Hex(csrf), data: data, createdAt: now,
             expiresAt: now.addingTimeInterval(lifetime ?? services.settings.flowLifetime))
-        // `alongside` (a rate-limit count) shares the flow's transaction: no second commit.
-        try await services.persistence.transaction { stores in
-            try await alongside?(stores)
-            try await stores.flows.insert(flow)
-        }
+        try await services.persistence.transaction { try await $0.flows.insert(flow) }
         return Begun(flow: flow, csrfToken: csrf)
     }
 
