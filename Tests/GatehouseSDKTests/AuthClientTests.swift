@@ -225,6 +225,8 @@ struct DeepLinkSDKTests {
             #expect(await relaunched.currentUser?.email == "link@example.com")
             #expect(await relaunched.currentUser?.emailVerified == true)
             #expect(try await relaunched.handle(url: URL(string: "https://elsewhere.example/x")!) == false)
+            // Mails tell when the next may be asked for.
+            #expect(try await relaunched.requestPasswordReset(email: "link@example.com").resendAfter == 60)
         }
     }
 }

@@ -15,8 +15,9 @@ extension AuthClient {
 
     /// Sends the verification mail again. A cool-down applies, started by the sign-up's own mail, so a
     /// resend right after ``signUp(email:password:profile:acceptTerms:persist:)`` is refused
-    /// (``GatehouseError/isRateLimited``, with `retryAfter`).
-    public func resendVerification(to email: String) async throws {
+    /// (``GatehouseError/isRateLimited``, with `retryAfter`). Returns when the next resend is allowed.
+    @discardableResult
+    public func resendVerification(to email: String) async throws -> MailSentResponse {
         try await http.send(try http.json(
             http.request("POST", "/v1/verification"), body: VerificationResendRequest(clientId: configuration.clientID, email: email)))
     }
@@ -45,7 +46,8 @@ extension AuthClient {
     }
 
     /// Mails a recovery code and a link to the reset page. Answers the same for unknown addresses.
-    public func requestPasswordReset(email: String) async throws {
+    @discardableResult
+    public func requestPasswordReset(email: String) async throws -> MailSentResponse {
         try await http.send(try http.json(
             http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
     }

@@ -43,7 +43,6 @@ extension ErrorCode {
     public static let forbidden: ErrorCode = "forbidden"
     public static let invalidToken: ErrorCode = "invalid_token"
     public static let sessionRevoked: ErrorCode = "session_revoked"
-    public static let currentPasswordRequired: ErrorCode = "current_password_required"
     public static let invalidClient: ErrorCode = "invalid_client"
     public static let flowExpired: ErrorCode = "flow_expired"
     public static let csrfFailed: ErrorCode = "csrf_failed"

@@ -20,6 +20,19 @@ public struct OTPRequest: Codable, Hashable, Sendable {
     }
 }
 
+/// The answer to `POST /v1/verification` and `POST /v1/recovery` (the same whether or not a mail
+/// went out): how long until the next may be asked for.
+public struct MailSentResponse: Codable, Hashable, Sendable {
+    /// Seconds before another mail of this kind to this address is accepted (the send cool-down).
+    public var resendAfter: Int
+
+    public init(resendAfter: Int) { self.resendAfter = resendAfter }
+
+    private enum CodingKeys: String, CodingKey {
+        case resendAfter = "resend_after"
+    }
+}
+
 /// The answer to `POST /v1/otp`.
 public struct OTPSentResponse: Codable, Hashable, Sendable {
     /// The identifier, masked (`j***@example.com`, `+47*****567`).

@@ -18,7 +18,8 @@ public struct RecoveryFlow: Sendable {
 
     /// Always the same answer. A known address gets a code and a reset link; an unknown one gets a
     /// neutral notice only when the client turned that on (it costs a mail per guess).
-    public func request(email raw: String, clientID: String?, meta: RequestMeta) async throws {
+    @discardableResult
+    public func request(email raw: String, clientID: String?, meta: RequestMeta) async throws -> MailSentResponse {
         let client = try await clients.resolve(clientID)
         var result = ValidationResult()
         let email = EmailAddress.validate(raw, into: &result)
@@ -47,6 +48,7 @@ public struct RecoveryFlow: Sendable {
                 ],
                 stores: stores)
         }
+        return MailSentResponse(resendAfter: Int(services.settings.sendCooldown))
     }
 
     /// `{email, code}` or `{token}`: a session whose `amr` holds `recovery`, so the password can be set

@@ -27,7 +27,8 @@ public struct VerificationFlow: Sendable {
     }
 
     /// Same answer whether or not the address is known; the cool-down applies either way.
-    public func resend(email raw: String, clientID: String?, meta: RequestMeta) async throws {
+    @discardableResult
+    public func resend(email raw: String, clientID: String?, meta: RequestMeta) async throws -> MailSentResponse {
         let client = try await clients.resolve(clientID)
         var result = ValidationResult()
         let email = EmailAddress.validate(raw, into: &result)
@@ -43,6 +44,7 @@ public struct VerificationFlow: Sendable {
             try await VerificationMessages(services: services).issue(
                 user: user, client: client, redirectTo: link?.redirectTo, pkce: link?.pkce, meta: meta, stores: stores)
         }
+        return MailSentResponse(resendAfter: Int(services.settings.sendCooldown))
     }
 
     /// `{email, code}`: verifies and signs in.

@@ -14,8 +14,8 @@ struct VerificationRoutes: Sendable {
 
     @Sendable func resend(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await RequestDecoding.json(VerificationResendRequest.self, from: request, context: context)
-        try await verification.resend(email: body.email, clientID: request.clientID(body: body.clientId), meta: context.meta)
-        return Response(status: .accepted)
+        let sent = try await verification.resend(email: body.email, clientID: request.clientID(body: body.clientId), meta: context.meta)
+        return try Responses.json(sent, status: .accepted)
     }
 
     @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -34,8 +34,8 @@ struct VerificationRoutes: Sendable {
 
     @Sendable func requestRecovery(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await RequestDecoding.json(RecoveryRequest.self, from: request, context: context)
-        try await recovery.request(email: body.email, clientID: request.clientID(body: body.clientId), meta: context.meta)
-        return Response(status: .accepted)
+        let sent = try await recovery.request(email: body.email, clientID: request.clientID(body: body.clientId), meta: context.meta)
+        return try Responses.json(sent, status: .accepted)
     }
 
     @Sendable func verifyRecovery(_ request: Request, context: AppRequestContext) async throws -> Response {
