@@ -19,6 +19,27 @@ struct AuthClientTests {
         return server
     }
 
+    @Test("Signing in while signed in ends the old session on the server, not only here")
+    func signInAgainEndsTheOldSession() async throws {
+        let server = try await Self.server()
+        try await withLiveServer(server) { base in
+            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID))
+            _ = try await client.signUp(email: "twice@example.com", password: "correct horse battery")
+            let first = try await client.refreshSession()
+            try await client.logIn(email: "twice@example.com", password: "correct horse battery")
+            let sessions = try await client.sessions()
+            #expect(sessions.count == 1, "\(sessions)")
+            // The first session's refresh token is dead on the server.
+            var request = URLRequest(url: base.appendingPathComponent("oauth/token"))
+            request.httpMethod = "POST"
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data("grant_type=refresh_token&client_id=\(Self.clientID)&refresh_token=\(first.refreshToken)".utf8)
+            let (data, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 400)
+            #expect(String(decoding: data, as: UTF8.self).contains("invalid_grant"))
+        }
+    }
+
     @Test("Sign-up, the event stream starting with the current state, logout with the reason")
     func signUpAndEvents() async throws {
         let server = try await Self.server()

@@ -40,7 +40,8 @@ extension AuthClient {
         return .verificationRequired(pending.user)
     }
 
-    /// Signs in with email and password.
+    /// Signs in with email and password. Signing in while another session is open ends that one on the
+    /// server as well (every sign-in call does).
     @discardableResult
     public func logIn(email: String, password: String, scope: String? = nil, persist: Bool = true) async throws -> User {
         let request = try http.json(

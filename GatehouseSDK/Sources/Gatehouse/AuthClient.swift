@@ -119,11 +119,15 @@ public actor AuthClient {
         let stored = StoredSession(
             accessToken: tokens.accessToken, refreshToken: refreshToken,
             accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user)
+        let previous = session
         session = stored
         restored = true
         persisted = persist
         if persist { try await configuration.store.save(stored) }
         await emit(.signedIn(user))
+        // Signing in while signed in ends the old session on the server too, or it would live on,
+        // unreachable, until it expired. By its refresh token: the access token may have expired.
+        if let previous, previous.refreshToken != refreshToken { await revokeQuietly(refreshToken: previous.refreshToken) }
         return user
     }
 
@@ -136,6 +140,14 @@ public actor AuthClient {
     func currentAccessToken() async -> String? {
         await restore()
         return session?.accessToken
+    }
+
+    /// Revokes a refresh token (RFC 7009), and with it its session, best effort.
+    func revokeQuietly(refreshToken: String) async {
+        let request = http.form(
+            http.request("POST", "/oauth/revoke"),
+            [("token", refreshToken), ("token_type_hint", "refresh_token"), ("client_id", configuration.clientID)])
+        try? await http.send(request)
     }
 
     /// Ends another session of this device on the server, best effort (the one a registration replaced).
