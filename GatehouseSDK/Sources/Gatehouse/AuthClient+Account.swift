@@ -9,8 +9,8 @@ import FoundationNetworking
 public enum SignUpResult: Sendable, Equatable {
     /// The client needs no verification: the user is signed in.
     case signedIn(User)
-    /// A verification mail went out; verify by code (``AuthClient/verifyEmail(_:code:)``) or link
-    /// (``AuthClient/handle(url:)``).
+    /// A verification mail went out; verify by code (``AuthClient/verifyEmail(_:code:persist:)``) or link
+    /// (``AuthClient/handle(url:persist:)``).
     case verificationRequired(User)
 }
 

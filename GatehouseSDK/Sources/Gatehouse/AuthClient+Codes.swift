@@ -4,6 +4,18 @@ import GatehouseAPI
 import FoundationNetworking
 #endif
 
+/// A sign-in with a one-time code.
+public struct CodeSignIn: Sendable, Hashable {
+    public var user: User
+    /// Whether the code created the account (the first sign-in of this identifier).
+    public var isNew: Bool
+
+    public init(user: User, isNew: Bool) {
+        self.user = user
+        self.isNew = isNew
+    }
+}
+
 /// Where a one-time code goes.
 public enum CodeDestination: Sendable, Equatable {
     case email(String)
@@ -21,17 +33,18 @@ extension AuthClient {
         return try await http.send(try http.json(http.request("POST", "/v1/otp"), body: body))
     }
 
-    /// Signs in with a one-time code; `isNew` tells whether the account was just created.
-    public func verifyCode(_ code: String, for destination: CodeDestination, scope: String? = nil, acceptTerms: Bool? = nil)
-        async throws -> (user: User, isNew: Bool)
-    {
+    /// Signs in with a one-time code; ``CodeSignIn/isNew`` tells whether the account was just created.
+    @discardableResult
+    public func verifyCode(
+        _ code: String, for destination: CodeDestination, scope: String? = nil, acceptTerms: Bool? = nil, persist: Bool = true
+    ) async throws -> CodeSignIn {
         var body = OTPVerifyRequest(clientId: configuration.clientID, code: code, scope: scope, acceptTerms: acceptTerms)
         switch destination {
         case .email(let email): body.email = email
         case .phone(let phone): body.phone = phone
         }
         let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", "/v1/otp/verify"), body: body))
-        return (try await adopt(tokens), tokens.isNew ?? false)
+        return CodeSignIn(user: try await adopt(tokens, persist: persist), isNew: tokens.isNew ?? false)
     }
 
     /// Whether an identifier has an account (only for clients that enable it).

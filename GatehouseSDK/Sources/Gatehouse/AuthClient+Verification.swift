@@ -7,10 +7,10 @@ import FoundationNetworking
 extension AuthClient {
     /// Verifies the email with the code from the mail and signs in.
     @discardableResult
-    public func verifyEmail(_ email: String, code: String) async throws -> User {
+    public func verifyEmail(_ email: String, code: String, persist: Bool = true) async throws -> User {
         let request = try http.json(
             http.request("POST", "/v1/verify"), body: CodeVerificationRequest(clientId: configuration.clientID, email: email, code: code))
-        return try await adopt(try await http.send(request))
+        return try await adopt(try await http.send(request), persist: persist)
     }
 
     /// Sends the verification mail again. A cool-down applies, started by the sign-up's own mail, so a
@@ -22,17 +22,46 @@ extension AuthClient {
             http.request("POST", "/v1/verification"), body: VerificationResendRequest(clientId: configuration.clientID, email: email)))
     }
 
-    /// Handles the verification deep link: exchanges its code with the PKCE verifier kept from
-    /// ``signUp(email:password:profile:acceptTerms:persist:)`` and signs in. Returns `false` for a
-    /// URL that is not ours.
+    /// Handles a URL the app was opened with, and returns `false` for one that is not Gatehouse's:
+    ///
+    /// - the redirect back into the app after the mail's link (`redirectURL?code=…`): exchanges the
+    ///   code with the PKCE verifier kept from ``signUp(email:password:profile:acceptTerms:persist:)``
+    ///   (in memory, or in the store after a relaunch) and signs in;
+    /// - the mail's verification link itself, opened as a universal link (`<baseURL>/verify?token=…`):
+    ///   verifies the address and signs in;
+    /// - the recovery link (`<baseURL>/reset?token=…`): signs in with a recovery session, so
+    ///   ``changePassword(to:current:)`` works without the old password for a few minutes.
     @discardableResult
-    public func handle(url: URL) async throws -> Bool {
-        guard let redirect = configuration.redirectURL,
-            url.absoluteString.hasPrefix(redirect.absoluteString),
-            let code = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first(where: { $0.name == "code" })?.value
+    public func handle(url: URL, persist: Bool = true) async throws -> Bool {
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        if let redirect = configuration.redirectURL, url.absoluteString.hasPrefix(redirect.absoluteString),
+            let code = query.first(where: { $0.name == "code" })?.value
+        {
+            try await exchange(code: code, persist: persist)
+            return true
+        }
+        guard let token = query.first(where: { $0.name == "token" })?.value, !token.isEmpty,
+            url.scheme == configuration.baseURL.scheme, url.host == configuration.baseURL.host,
+            url.port == configuration.baseURL.port
         else { return false }
-        var fields = [("grant_type", "authorization_code"), ("code", code), ("client_id", configuration.clientID),
-                      ("redirect_uri", redirect.absoluteString)]
+        let base = configuration.baseURL.path.hasSuffix("/") ? String(configuration.baseURL.path.dropLast()) : configuration.baseURL.path
+        let route: String
+        switch url.path {
+        case base + "/verify": route = "/v1/verify"
+        case base + "/reset": route = "/v1/recovery/verify"
+        default: return false
+        }
+        let request = try http.json(http.request("POST", route), body: CodeVerificationRequest(clientId: configuration.clientID, token: token))
+        _ = try await adopt(try await http.send(request), persist: persist)
+        return true
+    }
+
+    /// Exchanges an authorization code (the `code` of the redirect after the mail's link) for a
+    /// session, with the PKCE verifier kept from the sign-up, and signs in.
+    @discardableResult
+    public func exchange(code: String, persist: Bool = true) async throws -> User {
+        var fields = [("grant_type", "authorization_code"), ("code", code), ("client_id", configuration.clientID)]
+        if let redirect = configuration.redirectURL { fields.append(("redirect_uri", redirect.absoluteString)) }
         // After a relaunch the verifier is only in the store.
         let stored = try? await configuration.store.loadPendingVerifier()
         if let verifier = pkceVerifier ?? stored { fields.append(("code_verifier", verifier)) }
@@ -41,8 +70,7 @@ extension AuthClient {
         try? await configuration.store.savePendingVerifier(nil)
         // The token endpoint does not return the user; ask for it with the new token.
         let user: User = try await http.send(http.request("GET", "/v1/me", bearer: tokens.accessToken))
-        _ = try await adopt(tokens, user: user)
-        return true
+        return try await adopt(tokens, user: user, persist: persist)
     }
 
     /// Mails a recovery code and a link to the reset page. Answers the same for unknown addresses.
@@ -55,10 +83,10 @@ extension AuthClient {
     /// Signs in with the recovery code; ``changePassword(to:current:)`` then works without the old
     /// password for a few minutes.
     @discardableResult
-    public func verifyPasswordReset(email: String, code: String) async throws -> User {
+    public func verifyPasswordReset(email: String, code: String, persist: Bool = true) async throws -> User {
         let request = try http.json(
             http.request("POST", "/v1/recovery/verify"),
             body: CodeVerificationRequest(clientId: configuration.clientID, email: email, code: code))
-        return try await adopt(try await http.send(request))
+        return try await adopt(try await http.send(request), persist: persist)
     }
 }
