@@ -65,20 +65,7 @@ public enum SinkEnvironment {
 
     /// Runs a process to completion without blocking a concurrency thread; returns its exit status.
     public static func run(_ executable: URL, _ arguments: [String]) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(returning: -1)
-            }
-        }
+        (try? await Subprocess.run(executable, arguments))?.status ?? -1
     }
 }
 
@@ -135,7 +122,7 @@ public final class SMTPSink {
         let logPath = directory.appendingPathComponent("sink.log").path
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logPath) ?? FileHandle.nullDevice
-        try process.run()
+        try await Subprocess.launch(process)
 
         // If the ready line has not come in 20 s, kill the sink; the read below then sees EOF.
         let watchdog = Task { [pid = process.processIdentifier] in

@@ -11,7 +11,7 @@ public enum Subprocess {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try await launch(process)
         // Read to EOF on a plain thread: the pipe must be drained or a chatty child blocks.
         let output = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
@@ -20,5 +20,18 @@ public enum Subprocess {
         }
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         return (process.terminationStatus, output)
+    }
+
+    /// Starts `process` once this test process has fewer than 1,000 descriptors open (waiting up to
+    /// 20 s for parallel tests to close theirs). swift-corelibs-foundation's `Process.run()` reads
+    /// `/proc/self/fd` with a 256-byte over-read per entry (swiftlang/swift-corelibs-foundation#5472,
+    /// fixed after Swift 6.3.1): with some 1,350 descriptors open, the last entry of glibc's 32 KiB
+    /// readdir buffer can sit before an unmapped page, and the launch crashes the whole test binary.
+    public static func launch(_ process: Process) async throws {
+        for _ in 0..<400 {
+            guard let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count, open > 1000 else { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        try process.run()
     }
 }
