@@ -119,7 +119,7 @@ public struct RateLimiter: Sendable {
     public func consume(_ name: RateLimitName, key: String, stores: any Stores, now: Date, report: RateLimitReport?) async throws {
         guard let rule = policy.limits[name] else { return }
         let count = try await stores.attempts.recordFailure(key: "rate:\(name.rawValue):\(key)", now: now, window: rule.window)
-        let reset = Self.secondsLeft(count, rule: rule, now: now)
+        let reset = Self.secondsLeft(count, window: rule.window, now: now)
         if name.isPerClient {
             report?.record(name, rule: rule, remaining: max(0, rule.limit - count.count), reset: reset)
         }
@@ -138,18 +138,10 @@ public struct RateLimiter: Sendable {
         try await persistence.transaction { stores in try await consume(name, ip: ip, stores: stores, now: now, report: report) }
     }
 
-    /// Whether the address is already past `name` without counting: for failures counted only after
-    /// they happen (client secrets, which nobody can guess, on routes whose successes write nothing).
-    public func check(_ name: RateLimitName, ip: String?, persistence: any Persistence, now: Date) async throws {
-        guard let rule = policy.limits[name] else { return }
-        let key = "rate:\(name.rawValue):" + (ip.map(LoginThrottle.addressBlock) ?? "unknown")
-        let count = try await persistence.read { try await $0.attempts.current(key: key, now: now, window: rule.window) }
-        if count.count >= rule.limit { throw GatehouseError.rateLimited(retryAfter: Self.secondsLeft(count, rule: rule, now: now)) }
-    }
-
-    static func secondsLeft(_ count: AttemptCount, rule: RateLimit, now: Date) -> Int {
-        let left = count.windowStart.addingTimeInterval(rule.window).timeIntervalSince(now)
+    /// Seconds until the window of `count` ends, for `Retry-After` (at least 1, at most the window).
+    static func secondsLeft(_ count: AttemptCount, window: TimeInterval, now: Date) -> Int {
+        let left = count.windowStart.addingTimeInterval(window).timeIntervalSince(now)
         // Stored times are whole milliseconds, so `left` can exceed the window by a hair.
-        return min(Int(rule.window.rounded(.up)), max(1, Int(left.rounded(.up))))
+        return min(Int(window.rounded(.up)), max(1, Int(left.rounded(.up))))
     }
 }

@@ -13,16 +13,14 @@ struct SendCooldown: Sendable {
             try await stores.attempts.recordFailure(key: "cooldown:" + hash, now: now, window: interval)
         }
         if recent.count > 1 {
-            let left = recent.windowStart.addingTimeInterval(interval).timeIntervalSince(now)
-            throw GatehouseError.rateLimited(retryAfter: min(Int(interval.rounded(.up)), max(1, Int(left.rounded(.up)))))
+            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(recent, window: interval, now: now))
         }
         // Only sends past the cool-down count towards the hour.
         let hourly = try await services.persistence.transaction { stores in
             try await stores.attempts.recordFailure(key: "hourly:" + hash, now: now, window: 3600)
         }
         if hourly.count > services.settings.otpSendsPerHour {
-            let left = hourly.windowStart.addingTimeInterval(3600).timeIntervalSince(now)
-            throw GatehouseError.rateLimited(retryAfter: min(3600, max(1, Int(left.rounded(.up)))))
+            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(hourly, window: 3600, now: now))
         }
     }
 }

@@ -111,8 +111,6 @@ public struct LoginThrottle: Sendable {
     }
 
     private func retryAfter(_ count: AttemptCount, now: Date) -> Int {
-        let left = count.windowStart.addingTimeInterval(policy.window).timeIntervalSince(now)
-        // Stored times are whole milliseconds, so `left` can exceed the window by a hair.
-        return min(Int(policy.window.rounded(.up)), max(1, Int(left.rounded(.up))))
+        RateLimiter.secondsLeft(count, window: policy.window, now: now)
     }
 }

@@ -32,15 +32,11 @@ struct OperationsRoutes: Sendable {
             }
         } else {
             let proxied = request.headers[HTTPField.Name("X-Forwarded-For")!] != nil || request.headers[HTTPField.Name("Forwarded")!] != nil
-            guard !proxied, let peer = context.remoteAddress, Self.isLoopback(peer) else {
+            guard !proxied, let peer = context.remoteAddress, Loopback.contains(peer) else {
                 throw GatehouseError.forbidden("/metrics answers only this machine unless GATEHOUSE_METRICS_TOKEN is set.")
             }
         }
         return Responses.raw(Data(server.metrics.emit()), contentType: "text/plain; version=0.0.4; charset=utf-8")
-    }
-
-    static func isLoopback(_ address: String) -> Bool {
-        address == "::1" || address.hasPrefix("127.") || address.lowercased().hasPrefix("::ffff:127.")
     }
 
     @Sendable func openAPI(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -10,12 +10,7 @@ struct CleanupService: Service {
     let logger: Logger
 
     func run() async throws {
-        while !Task.isCancelledOrShuttingDown {
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                break
-            }
+        await runEvery(interval) {
             do {
                 let purged = try await housekeeping.run()
                 if !purged.isEmpty {

@@ -9,19 +9,26 @@ struct KeyReloadService: Service {
     let logger: Logger
 
     func run() async throws {
-        while !Task.isCancelledOrShuttingDown {
-            // Ends at once on graceful shutdown instead of holding it up for a minute.
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(60)) }
-            } catch {
-                break
-            }
+        await runEvery(.seconds(60)) {
             do {
                 try await keys.load()
             } catch {
                 logger.warning("signing key reload failed", metadata: ["error_type": "\(type(of: error))"])
             }
         }
+    }
+}
+
+/// Waits `interval`, runs `body`, and again, until the service is cancelled or shuts down; a
+/// graceful shutdown ends the wait at once instead of holding it up for a whole interval.
+func runEvery(_ interval: Duration, _ body: () async -> Void) async {
+    while !Task.isCancelledOrShuttingDown {
+        do {
+            try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        } catch {
+            return
+        }
+        await body()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// Where the data lives, parsed from `GATEHOUSE_DATABASE_URL`.
 public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
@@ -24,7 +25,7 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         guard var components = URLComponents(string: raw), let host = components.host, !host.isEmpty else {
             throw DatabaseURLError.invalid("postgres URL needs a host")
         }
-        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        let loopback = Loopback.contains(host)
         let mode = components.queryItems?.first { $0.name == "sslmode" }?.value
         if loopback || allowPlaintextToRemote || mode == "verify-full" { return raw }
         guard mode == nil else {
