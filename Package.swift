@@ -129,6 +129,11 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        // The SDK package's own unit tests (scripted transport, manual clock), compiled here as well so
+        // the README's `swift test` runs them; `swift test --package-path GatehouseSDK` runs them alone.
+        .testTarget(
+            name: "GatehouseSDKUnitTests", dependencies: [.product(name: "Gatehouse", package: "GatehouseSDK")],
+            path: "GatehouseSDK/Tests/GatehouseUnitTests"),
         .testTarget(
             name: "GatehouseSMTPTests",
             dependencies: [

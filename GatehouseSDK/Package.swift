@@ -4,6 +4,21 @@ import PackageDescription
 // The Gatehouse client SDK, a package of its own so that it can declare the platforms apps ship on
 // (the server needs macOS 14) and depend on nothing but Foundation and swift-crypto.
 // Argon2 lives here too: the SDK derives PIN keys with it and the server hashes passwords with it.
+
+// GATEHOUSE_SECURITY_SHIM=1 (Linux CI only, scripts/check-apple-paths) compiles the Keychain stores
+// against a stand-in for Apple's Security framework, so that code is type-checked and tested where
+// no Apple SDK exists. Without the variable the manifest is the one apps get.
+let securityShim = Context.environment["GATEHOUSE_SECURITY_SHIM"] == "1"
+
+var sdkDependencies: [Target.Dependency] = ["GatehouseAPI", "Argon2", .product(name: "Crypto", package: "swift-crypto")]
+var sdkSettings: [SwiftSetting] = []
+var shimTargets: [Target] = []
+if securityShim {
+    sdkDependencies.append("SecurityShim")
+    sdkSettings.append(.define("GATEHOUSE_SECURITY_SHIM"))
+    shimTargets.append(.target(name: "SecurityShim"))
+}
+
 let package = Package(
     name: "GatehouseSDK",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
@@ -22,9 +37,11 @@ let package = Package(
         // RFC 9106 in Swift: no listed package offers Argon2 and a system library would break the
         // two-command set-up (and an app's build).
         .target(name: "Argon2"),
-        .target(
-            name: "Gatehouse",
-            dependencies: ["GatehouseAPI", "Argon2", .product(name: "Crypto", package: "swift-crypto")]
-        ),
-    ]
+        .target(name: "Gatehouse", dependencies: sdkDependencies, swiftSettings: sdkSettings),
+        // The SDK against a scripted transport and clock: refresh timing, error mapping, event order.
+        // Also compiled into the root package's `swift test` (see its manifest).
+        .testTarget(
+            name: "GatehouseUnitTests", dependencies: ["Gatehouse"] + (securityShim ? ["SecurityShim"] : []),
+            swiftSettings: sdkSettings),
+    ] + shimTargets
 )

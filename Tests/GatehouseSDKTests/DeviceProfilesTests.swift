@@ -32,7 +32,7 @@ struct DeviceProfilesTests {
                       custom: [any CustomAuthenticator] = [], biometrics: (any BiometricKeyProvider)? = nil)
         -> (AuthClient, DeviceProfiles)
     {
-        let client = AuthClient(configuration: .init(baseURL: base, clientID: clientID, transport: transport))
+        let client = AuthClient(configuration: .init(baseURL: base, clientID: clientID, store: InMemorySessionStore(), transport: transport))
         let profiles = DeviceProfiles(
             client: client,
             configuration: .init(
@@ -55,14 +55,14 @@ struct DeviceProfilesTests {
             #expect(try await amr(client) == ["pin"])
             #expect(try await client.sessions().count == 1)
             #expect(await profiles.logout().isRevoked)
-            #expect(await client.state == .signedOut)
+            #expect(client.state == .signedOut)
 
             let user = try await profiles.authenticate(profile: profile, pin: "13579")
             #expect(user.email == "pin@example.com")
             #expect(try await amr(client) == ["pin"])
             let sessions = try await client.sessions()
             #expect(sessions.first?.authenticator?.deviceId == (try await profiles.deviceID()))
-            let bound = try await client.refreshSession().refreshToken
+            let bound = try await refreshedToken(client)
 
             // The delegate is asked three times, with the server's counts; the third wrong PIN ends it.
             let delegate = ScriptedDelegate(pins: ["24680", "97531", "11223"])
@@ -77,7 +77,7 @@ struct DeviceProfilesTests {
             // Gone on the server (its session's refresh token refused) and here (register again).
             #expect(try await refreshStatus(base, bound) == 400)
             #expect(try await profiles.profiles().first?.authenticators.isEmpty == true)
-            #expect(await client.state == .signedOut)
+            #expect(client.state == .signedOut)
             do {
                 try await profiles.authenticate(profile: profile, pin: "13579")
                 Issue.record("a deregistered PIN signed in")
@@ -135,12 +135,12 @@ struct DeviceProfilesTests {
             let (client, profiles) = Self.setUp(base)
             _ = try await client.signUp(email: "ada@example.com", password: "correct horse battery")
             let ada = try await profiles.registerPIN("13579")
-            let adaRefresh = try await client.refreshSession().refreshToken
+            let adaRefresh = try await refreshedToken(client)
             _ = await profiles.logout()
             _ = try await client.signUp(email: "bob@example.com", password: "correct horse battery")
             let bob = try await profiles.registerPIN("97531")
             #expect(try await profiles.profiles().count == 2 && ada.id != bob.id)
-            let bobRefresh = try await client.refreshSession().refreshToken
+            let bobRefresh = try await refreshedToken(client)
 
             #expect(try await profiles.authenticate(profile: ada, pin: "13579").email == "ada@example.com")
             #expect(try await profiles.activeProfile()?.id == ada.id)
@@ -148,7 +148,7 @@ struct DeviceProfilesTests {
             #expect(try await refreshStatus(base, bobRefresh) == 400)
             #expect(try await refreshStatus(base, adaRefresh) == 400)
             #expect(try await profiles.authenticate(profile: bob, pin: "97531").email == "bob@example.com")
-            #expect(await client.currentUser?.email == "bob@example.com")
+            #expect(client.currentUser?.email == "bob@example.com")
             // Each profile's own wrong PIN counts only against its own authenticator.
             _ = try? await profiles.authenticate(profile: ada, pin: "00000")
             #expect(try await profiles.authenticate(profile: bob, pin: "97531").email == "bob@example.com")
@@ -227,14 +227,14 @@ struct DeviceProfilesTests {
             transport.offline.withLock { $0 = false }
 
             try await profiles.authenticate(profile: profile, pin: "24681")
-            let bound = try await client.refreshSession().refreshToken
+            let bound = try await refreshedToken(client)
             try await profiles.deregister(profile.authenticators[0], of: profile)
             // Deleting the authenticator ended the session it started.
             #expect(try await refreshStatus(base, bound) == 400)
             #expect(try await profiles.profiles().first?.authenticators.isEmpty == true)
             try await profiles.disconnect()
             #expect(try await profiles.profiles().isEmpty)
-            #expect(await client.state == .signedOut)
+            #expect(client.state == .signedOut)
         }
     }
 }
@@ -252,7 +252,7 @@ extension DeviceProfilesTests {
             // The session is bound to the PIN (registered last); remove must delete the other first.
             #expect(try await profiles.remove(profile))
             #expect(try await profiles.profiles().isEmpty)
-            #expect(await client.state == .signedOut)
+            #expect(client.state == .signedOut)
 
             try await client.logIn(email: "gone@example.com", password: "correct horse battery")
             let (data, response) = try await client.authorizedData(for: URLRequest(url: base.appendingPathComponent("/v1/me/authenticators")))

@@ -25,7 +25,7 @@ struct LinkHandlingTests {
             #expect(try await client.handle(url: URL(string: base.absoluteString + "/nothing?token=x")!) == false)
             // The verification link itself, not persisted.
             #expect(try await client.handle(url: URL(string: base.absoluteString + verifyPath)!, persist: false))
-            #expect(await client.currentUser?.emailVerified == true)
+            #expect(client.currentUser?.emailVerified == true)
             #expect(try await store.load() == nil)
             // A refresh of a session that is not persisted stays out of the store too.
             _ = try await client.refreshSession()

@@ -3,6 +3,7 @@ import Gatehouse
 import GatehouseTesting
 import HummingbirdTesting
 import Synchronization
+import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -57,4 +58,11 @@ func record(_ client: AuthClient) async -> (EventLog, Task<Void, Never>) {
 
 func meRequest(_ base: URL) -> URLRequest {
     URLRequest(url: base.appendingPathComponent("/v1/me"))
+}
+
+/// Renews the session and returns its refresh token, read from the client's store: the SDK's public
+/// `Session` leaves the refresh token out, and these tests present it to the server themselves.
+func refreshedToken(_ client: AuthClient) async throws -> String {
+    try await client.refreshSession()
+    return try #require(try await client.configuration.store.load()?.refreshToken)
 }

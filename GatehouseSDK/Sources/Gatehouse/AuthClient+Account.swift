@@ -42,11 +42,21 @@ extension AuthClient {
 
     /// Signs in with email and password. Signing in while another session is open ends that one on the
     /// server as well (every sign-in call does).
+    ///
+    /// - Parameters:
+    ///   - email: the account's address.
+    ///   - password: its password.
+    ///   - scopes: what to ask for; empty asks for the client's defaults. With ``Scope/openid`` the
+    ///     answer carries an ID token (``Session/idToken``).
+    ///   - nonce: goes into the ID token's `nonce` claim, to bind it to this sign-in.
+    ///   - persist: `false` keeps the session in memory only, refreshes included.
     @discardableResult
-    public func logIn(email: String, password: String, scope: String? = nil, persist: Bool = true) async throws -> User {
+    public func logIn(
+        email: String, password: String, scopes: Set<Scope> = [], nonce: String? = nil, persist: Bool = true
+    ) async throws -> User {
         let request = try http.json(
             http.request("POST", "/v1/login"),
-            body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scope))
+            body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce))
         return try await adopt(try await http.send(request), persist: persist)
     }
 
@@ -56,7 +66,7 @@ extension AuthClient {
     @discardableResult
     public func logOut(scope: LogoutScope = .local) async throws -> LogoutOutcome {
         await restore()
-        guard let current = session else { return .notSignedIn }
+        guard let current = storedSession else { return .notSignedIn }
         let request = try http.json(http.request("POST", "/v1/logout", bearer: current.accessToken), body: LogoutRequest(scope: scope))
         var outcome = LogoutOutcome.revoked
         do {
@@ -107,9 +117,9 @@ extension AuthClient {
     }
 
     func updateStored(_ user: User) async throws {
-        guard var current = session else { return }
+        guard var current = storedSession else { return }
         current.user = user
-        session = current
+        storedSession = current
         if persisted { try await configuration.store.save(current) }
         await emit(.userUpdated(user))
     }

@@ -17,14 +17,30 @@ public struct CodeSignIn: Sendable, Hashable {
 }
 
 /// Where a one-time code goes.
-public enum CodeDestination: Sendable, Equatable {
+public enum CodeDestination: Sendable, Hashable {
     case email(String)
     case phone(String)
 }
 
 extension AuthClient {
     /// Sends a one-time code; sending again inside the cool-down is ``GatehouseError/isRateLimited``.
+    /// The answer's `resendAfter` says when ``resendCode(to:)`` will be accepted.
     public func sendCode(to destination: CodeDestination, createUser: Bool = true) async throws -> OTPSentResponse {
+        let sent = try await postCode(to: destination, createUser: createUser)
+        sentCodes[destination] = createUser
+        return sent
+    }
+
+    /// Sends the code for `destination` again, as the earlier ``sendCode(to:createUser:)`` asked for it
+    /// (after a relaunch, as a sign-in that may create the account). The new code replaces the old
+    /// one, which stops working. Inside the cool-down this is ``GatehouseError/isRateLimited`` with
+    /// `retryAfter`.
+    @discardableResult
+    public func resendCode(to destination: CodeDestination) async throws -> OTPSentResponse {
+        try await postCode(to: destination, createUser: sentCodes[destination] ?? true)
+    }
+
+    private func postCode(to destination: CodeDestination, createUser: Bool) async throws -> OTPSentResponse {
         var body = OTPRequest(clientId: configuration.clientID, createUser: createUser)
         switch destination {
         case .email(let email): body.email = email
@@ -34,11 +50,14 @@ extension AuthClient {
     }
 
     /// Signs in with a one-time code; ``CodeSignIn/isNew`` tells whether the account was just created.
+    /// `scopes`, `nonce` and `persist` work as for ``logIn(email:password:scopes:nonce:persist:)``.
     @discardableResult
     public func verifyCode(
-        _ code: String, for destination: CodeDestination, scope: String? = nil, acceptTerms: Bool? = nil, persist: Bool = true
+        _ code: String, for destination: CodeDestination, scopes: Set<Scope> = [], nonce: String? = nil,
+        acceptTerms: Bool? = nil, persist: Bool = true
     ) async throws -> CodeSignIn {
-        var body = OTPVerifyRequest(clientId: configuration.clientID, code: code, scope: scope, acceptTerms: acceptTerms)
+        var body = OTPVerifyRequest(
+            clientId: configuration.clientID, code: code, scope: scopes.wireValue, nonce: nonce, acceptTerms: acceptTerms)
         switch destination {
         case .email(let email): body.email = email
         case .phone(let phone): body.phone = phone

@@ -8,19 +8,22 @@ extension AuthClient {
     /// A session whose access token is good for at least the refresh margin, refreshing when needed.
     func validSession() async throws -> StoredSession {
         await restore()
-        guard let current = session else {
+        guard let current = storedSession else {
             throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
         }
-        if current.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin { return current }
+        if isFresh(current) { return current }
         return try await refresh(replacing: current.accessToken)
+    }
+
+    /// Whether the access token is good for at least the refresh margin by the configured clock.
+    func isFresh(_ session: StoredSession) -> Bool {
+        session.accessTokenExpiresAt.timeIntervalSince(configuration.clock.now) > configuration.refreshMargin
     }
 
     /// Refreshes once for every caller waiting at the same time. `replacing` is the access token the
     /// caller found wanting: if the session has moved on since, the newer one is used as it is.
     func refresh(replacing accessToken: String, force: Bool = false) async throws -> StoredSession {
-        if !force, let session, session.accessToken != accessToken,
-            session.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin
-        {
+        if !force, let session = storedSession, session.accessToken != accessToken, isFresh(session) {
             return session
         }
         if let running = refreshTask { return try await running.value }
@@ -40,7 +43,7 @@ extension AuthClient {
     }
 
     private func refreshHoldingLock(force: Bool) async throws -> StoredSession {
-        guard let current = session else {
+        guard let current = storedSession else {
             throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
         }
         // Another process sharing the store may have rotated the token while we waited for the lock:
@@ -50,10 +53,8 @@ extension AuthClient {
         if persisted, let stored = try? await configuration.store.load(), stored.user.id == current.user.id,
             stored.refreshToken != current.refreshToken
         {
-            if !force, stored.accessTokenExpiresAt.timeIntervalSinceNow > configuration.refreshMargin,
-                stored.accessToken != current.accessToken
-            {
-                session = stored
+            if !force, isFresh(stored), stored.accessToken != current.accessToken {
+                storedSession = stored
                 await emit(.tokenRefreshed)
                 return stored
             }
@@ -67,14 +68,17 @@ extension AuthClient {
             guard let refreshToken = tokens.refreshToken else {
                 throw GatehouseError(code: GatehouseError.invalidResponse, status: 200, message: "No refresh token in the answer.")
             }
+            // A refresh answer carries no ID token (OpenID Connect §12.2 allows one; this server sends
+            // none): the sign-in's stays. Its scope is the session's, unchanged.
             let renewed = StoredSession(
                 accessToken: tokens.accessToken, refreshToken: refreshToken,
-                accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: base.user)
-            session = renewed
+                accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)),
+                user: base.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken)
+            storedSession = renewed
             if persisted { try await configuration.store.save(renewed) }
             await emit(.tokenRefreshed)
             return renewed
-        } catch let error as GatehouseError where error.isSessionEnded || error.code == "invalid_client" {
+        } catch let error as GatehouseError where error.isSessionEnded || error.code == .invalidClient {
             // Terminal: the server will never accept this session again.
             await end(.sessionRevoked)
             throw error
@@ -82,14 +86,15 @@ extension AuthClient {
         // Network errors and 5xx keep the session: the next call tries again.
     }
 
-    /// Renews the access token now (normally the SDK does this by itself ahead of expiry).
+    /// Renews the access token now (normally the SDK does this by itself ahead of expiry) and returns
+    /// the renewed session.
     @discardableResult
-    public func refreshSession() async throws -> StoredSession {
+    public func refreshSession() async throws -> Session {
         _ = try await validSession()
-        guard let current = session else {
+        guard let current = storedSession else {
             throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
         }
-        return try await refresh(replacing: current.accessToken, force: true)
+        return Session(try await refresh(replacing: current.accessToken, force: true))
     }
 
     /// Performs `request` with the user's access token, refreshing ahead of expiry; on a 401 it

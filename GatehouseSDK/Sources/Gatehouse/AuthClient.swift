@@ -18,35 +18,47 @@ public actor AuthClient {
         public var clientID: String
         /// Where verification links return to the app (registered for the client), if the app handles them.
         public var redirectURL: URL?
+        /// Where the session is kept between launches. The default keeps it: the Keychain on Apple
+        /// platforms, a `0600` file on Linux (``defaultStore(baseURL:clientID:)``). Memory only
+        /// (``InMemorySessionStore``) is for tests and previews, and only when asked for.
         public var store: any SessionStore
         public var transport: any HTTPTransport
         /// Refresh this long before the access token expires.
         public var refreshMargin: TimeInterval
+        /// Where the client reads the time; inject one in tests.
+        public var clock: any AuthClock
 
         public init(
-            baseURL: URL, clientID: String, redirectURL: URL? = nil, store: any SessionStore = InMemorySessionStore(),
-            transport: any HTTPTransport = URLSessionTransport(), refreshMargin: TimeInterval = 60
+            baseURL: URL, clientID: String, redirectURL: URL? = nil, store: (any SessionStore)? = nil,
+            transport: any HTTPTransport = URLSessionTransport(), refreshMargin: TimeInterval = 60,
+            clock: any AuthClock = SystemClock()
         ) {
             self.baseURL = baseURL
             self.clientID = clientID
             self.redirectURL = redirectURL
-            self.store = store
+            self.store = store ?? Self.defaultStore(baseURL: baseURL, clientID: clientID)
             self.transport = transport
             self.refreshMargin = refreshMargin
+            self.clock = clock
         }
     }
 
-    public let configuration: Configuration
-    /// The current state; ``AuthState/restoring`` until ``restore()`` has read the store.
-    public private(set) var state: AuthState = .restoring
-    var session: StoredSession?
+    /// How to reach the server, where the session is kept, and the clock. Readable without `await`.
+    public nonisolated let configuration: Configuration
+    /// Mirrors the state, the session and the delegate for readers that must not `await`.
+    nonisolated let snapshot = StateSnapshot()
+    /// The session as the SDK keeps it, refresh token included; every change is mirrored to ``snapshot``.
+    var storedSession: StoredSession? {
+        didSet { snapshot.write { $0.session = storedSession } }
+    }
     var refreshTask: Task<StoredSession, any Error>?
     var restored = false
     var pkceVerifier: String?
+    /// What the last ``sendCode(to:createUser:)`` asked for, per destination, for ``resendCode(to:)``.
+    var sentCodes: [CodeDestination: Bool] = [:]
     /// Whether the current session is kept in the store (`persist: false` keeps it in memory only).
     var persisted = true
     private var continuations: [UUID: AsyncStream<AuthEvent>.Continuation] = [:]
-    private weak var delegate: (any AuthClientDelegate)?
     let http: APIClient
 
     public init(configuration: Configuration) {
@@ -54,8 +66,25 @@ public actor AuthClient {
         self.http = APIClient(baseURL: configuration.baseURL, transport: configuration.transport)
     }
 
-    /// Sets the delegate, held weakly.
-    public func setDelegate(_ delegate: (any AuthClientDelegate)?) { self.delegate = delegate }
+    /// The current state, readable from any thread without `await`: ``AuthState/restoring`` until
+    /// ``restore()`` (or the first call that needs the session) has read the store.
+    public nonisolated var state: AuthState { snapshot.read { $0.state } }
+
+    /// The signed-in user, if any; readable without `await`.
+    public nonisolated var currentUser: User? {
+        if case .signedIn(let user) = state { return user }
+        return nil
+    }
+
+    /// The current session, readable without `await`: its access token may be close to expiry (or
+    /// past it, after a long suspension). For a token to send, ask ``accessToken()``, which refreshes
+    /// first when needed.
+    public nonisolated var session: Session? { snapshot.read { $0.session.map(Session.init) } }
+
+    /// Sets the delegate, held weakly. Events that happen after this returns reach it.
+    public nonisolated func setDelegate(_ delegate: (any AuthClientDelegate)?) {
+        snapshot.write { $0.delegate = delegate }
+    }
 
     /// The auth events; the first element is the current state.
     public func events() -> AsyncStream<AuthEvent> {
@@ -73,13 +102,16 @@ public actor AuthClient {
 
     func emit(_ event: AuthEvent) async {
         switch event {
-        case .signedIn(let user), .userUpdated(let user): state = .signedIn(user)
-        case .signedOut: state = .signedOut
-        case .current, .tokenRefreshed: break
+        case .signedIn(let user), .userUpdated(let user): setState(.signedIn(user))
+        case .signedOut: setState(.signedOut)
+        case .current(let state): setState(state)
+        case .tokenRefreshed: break
         }
         for continuation in continuations.values { continuation.yield(event) }
-        await delegate?.authClient(self, didReceive: event)
+        await snapshot.read { $0.delegate }?.authClient(self, didReceive: event)
     }
+
+    private func setState(_ state: AuthState) { snapshot.write { $0.state = state } }
 
     /// Reads the stored session: the state goes from ``AuthState/restoring`` to signed in or out.
     /// Other calls do this first on their own; call it at launch to learn the state early.
@@ -94,33 +126,34 @@ public actor AuthClient {
             return
         }
         restored = true
-        session = loaded
+        storedSession = loaded
         if let loaded {
             await emit(.signedIn(loaded.user))
         } else {
-            state = .signedOut
-            for continuation in continuations.values { continuation.yield(.current(.signedOut)) }
-            await delegate?.authClient(self, didReceive: .current(.signedOut))
+            await emit(.current(.signedOut))
         }
     }
 
-    /// The signed-in user, if any.
-    public var currentUser: User? {
-        if case .signedIn(let user) = state { return user }
-        return nil
+    /// An access token that is good for at least ``Configuration/refreshMargin``, refreshed first when
+    /// it is not: for your own HTTP clients, WebSockets, or anything ``authorizedData(for:)`` does not
+    /// cover. Throws ``GatehouseError/isSessionEnded`` when nobody is signed in or the server ended the
+    /// session.
+    public func accessToken() async throws -> String {
+        try await validSession().accessToken
     }
 
     // MARK: Sessions from token responses
 
     func adopt(_ tokens: TokenResponse, user knownUser: User? = nil, persist: Bool = true) async throws -> User {
-        guard let refreshToken = tokens.refreshToken, let user = tokens.user ?? knownUser ?? session?.user else {
+        guard let refreshToken = tokens.refreshToken, let user = tokens.user ?? knownUser ?? storedSession?.user else {
             throw GatehouseError(code: GatehouseError.invalidResponse, status: nil, message: "The token response lacks a session.")
         }
         let stored = StoredSession(
             accessToken: tokens.accessToken, refreshToken: refreshToken,
-            accessTokenExpiresAt: Date().addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user)
-        let previous = session
-        session = stored
+            accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user,
+            scope: tokens.scope, idToken: tokens.idToken)
+        let previous = storedSession
+        storedSession = stored
         restored = true
         persisted = persist
         if persist { try await configuration.store.save(stored) }
@@ -134,12 +167,12 @@ public actor AuthClient {
     /// The signed-in user, after reading the store if that has not happened yet.
     func signedInUser() async -> User? {
         await restore()
-        return session?.user
+        return storedSession?.user
     }
 
     func currentAccessToken() async -> String? {
         await restore()
-        return session?.accessToken
+        return storedSession?.accessToken
     }
 
     /// Revokes a refresh token (RFC 7009), and with it its session, best effort.
@@ -159,7 +192,7 @@ public actor AuthClient {
 
     /// Forgets the session locally and tells why.
     func end(_ reason: SignOutReason) async {
-        session = nil
+        storedSession = nil
         try? await configuration.store.clear()
         await emit(.signedOut(reason))
     }

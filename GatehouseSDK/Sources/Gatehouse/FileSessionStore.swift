@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The session in a file readable only by its owner (0600), written atomically (a temporary file
 /// renamed over the old one), with an advisory lock file so that several processes sharing it take
@@ -44,17 +39,7 @@ public struct FileSessionStore: SessionStore {
     }
 
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let lockPath = url.path + ".lock"
-        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o600)
-        guard descriptor >= 0 else { throw CocoaError(.fileWriteNoPermission) }
-        defer { close(descriptor) }
-        // Poll a non-blocking lock so no thread of the cooperative pool blocks in flock.
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-        defer { flock(descriptor, LOCK_UN) }
-        return try await body()
+        try await FileLock.withExclusiveAccess(at: URL(fileURLWithPath: url.path + ".lock"), body)
     }
 }
 

@@ -1,6 +1,11 @@
-#if canImport(Security)
+#if canImport(Security) || GATEHOUSE_SECURITY_SHIM
 import Foundation
+#if canImport(Security)
 import Security
+#else
+// Linux type-check builds only (GATEHOUSE_SECURITY_SHIM): the same calls against a stand-in.
+import SecurityShim
+#endif
 
 /// One generic-password item: this device only, readable after first unlock.
 struct KeychainItem: Sendable {

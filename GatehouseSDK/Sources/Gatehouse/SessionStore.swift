@@ -7,17 +7,26 @@ public struct StoredSession: Codable, Sendable, Equatable {
     public var refreshToken: String
     public var accessTokenExpiresAt: Date
     public var user: User
+    /// The granted scopes, space-separated as on the wire; absent in sessions stored by older SDKs.
+    public var scope: String?
+    public var idToken: String?
 
-    public init(accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: User) {
+    public init(
+        accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: User, scope: String? = nil,
+        idToken: String? = nil
+    ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.accessTokenExpiresAt = accessTokenExpiresAt
         self.user = user
+        self.scope = scope
+        self.idToken = idToken
     }
 }
 
 /// Where the session lives between launches: the Keychain on Apple platforms, a 0600 file on
-/// Linux, memory in tests.
+/// Linux (the defaults, see ``AuthClient/Configuration/defaultStore(baseURL:clientID:)``), memory in
+/// tests and previews.
 public protocol SessionStore: Sendable {
     func load() async throws -> StoredSession?
     func save(_ session: StoredSession) async throws

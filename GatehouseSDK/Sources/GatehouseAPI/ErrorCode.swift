@@ -68,6 +68,10 @@ extension ErrorCode {
     public static let invalidTarget: ErrorCode = "invalid_target"
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
     public static let unauthorizedClient: ErrorCode = "unauthorized_client"
+    /// RFC 6749 §5.2's spelling of ``internalError`` on the `/oauth` endpoints.
+    public static let serverError: ErrorCode = "server_error"
+    /// RFC 6749 §5.2's spelling of ``serverBusy`` on the `/oauth` endpoints.
+    public static let temporarilyUnavailable: ErrorCode = "temporarily_unavailable"
     // Capacity
     public static let rateLimited: ErrorCode = "rate_limited"
     public static let serverBusy: ErrorCode = "server_busy"
@@ -83,4 +87,25 @@ extension ErrorCode {
     public static let invalidType: ErrorCode = "invalid_type"
     public static let sameAsEmail: ErrorCode = "same_as_email"
     public static let invalidValue: ErrorCode = "invalid_value"
+}
+
+extension ErrorCode {
+    /// Every code the server sends — as `Problem.code`, `FieldError.code` or an OAuth `error` — and no
+    /// other. The server's error renderers check each answer against it (in debug builds) and a test
+    /// checks that each one is sent by some server code path, so the SDK's constants, the server and
+    /// the OpenAPI document cannot drift apart. Codes the SDK makes up for failures before an answer
+    /// (`network_error`, `invalid_response`, `not_signed_in`) are not in it.
+    public static let serverCodes: [ErrorCode] = [
+        .invalidRequest, .malformedBody, .payloadTooLarge, .headersTooLarge, .unsupportedMediaType, .validationFailed,
+        .notFound, .methodNotAllowed,
+        .invalidCredentials, .emailNotVerified, .accountDisabled, .unauthorized, .forbidden, .invalidToken,
+        .sessionRevoked, .invalidClient, .flowExpired, .csrfFailed,
+        .alreadyRegistered,
+        .invalidCode, .codeExpired, .notEnabled,
+        .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
+        .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
+        .temporarilyUnavailable,
+        .rateLimited, .serverBusy, .internalError,
+        .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,
+    ]
 }

@@ -14,21 +14,23 @@ struct OAuthErrorRenderer: ErrorRenderer {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
         if error.category == .clientAuthentication { headers[.wwwAuthenticate] = "Basic realm=\"gatehouse\"" }
+        let code = Self.oauthCode(for: error)
+        assert(ErrorCode.serverCodes.contains(code), "\(code) is not in ErrorCode.serverCodes")
         let body = OAuthErrorBody(
-            error: Self.oauthCode(for: error),
+            error: code.rawValue,
             errorDescription: error.category == .internalFailure ? nil : error.detail)
         let data = (try? Self.encoder.encode(body)) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
     }
 
     /// The RFC 6749 vocabulary: OAuth errors keep their own code; the rest map onto the nearest one.
-    static func oauthCode(for error: GatehouseError) -> String {
+    static func oauthCode(for error: GatehouseError) -> ErrorCode {
         switch error.category {
-        case .oauth: error.code.rawValue
-        case .clientAuthentication: "invalid_client"
-        case .unavailable: "temporarily_unavailable"
-        case .internalFailure: "server_error"
-        default: error.code == .invalidClient ? "invalid_client" : "invalid_request"
+        case .oauth: error.code
+        case .clientAuthentication: ErrorCode.invalidClient
+        case .unavailable: ErrorCode.temporarilyUnavailable
+        case .internalFailure: ErrorCode.serverError
+        default: error.code == .invalidClient ? ErrorCode.invalidClient : ErrorCode.invalidRequest
         }
     }
 }

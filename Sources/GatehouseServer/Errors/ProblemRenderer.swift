@@ -13,6 +13,10 @@ struct ProblemRenderer: ErrorRenderer {
 
     static func response(_ error: GatehouseError) -> Response {
         let status = HTTPStatusMapping.status(for: error.category)
+        // Debug builds (the tests) stop at a code the SDK's shared list does not have.
+        assert(
+            ErrorCode.serverCodes.contains(error.code) && error.fieldErrors.allSatisfy { ErrorCode.serverCodes.contains($0.code) },
+            "\(error.code) is not in ErrorCode.serverCodes")
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
         // RFC 6750 §3: a missing token gets the bare challenge, a bad one says why.

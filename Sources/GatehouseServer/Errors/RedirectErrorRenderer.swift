@@ -28,7 +28,7 @@ struct RedirectErrorRenderer: ErrorRenderer {
             return page.render(redirectable.error, request: request)
         }
         var items = components.queryItems ?? []
-        items.append(URLQueryItem(name: "error", value: OAuthErrorRenderer.oauthCode(for: redirectable.error)))
+        items.append(URLQueryItem(name: "error", value: OAuthErrorRenderer.oauthCode(for: redirectable.error).rawValue))
         if let detail = redirectable.error.detail { items.append(URLQueryItem(name: "error_description", value: detail)) }
         if let state = redirectable.state { items.append(URLQueryItem(name: "state", value: state)) }
         items.append(URLQueryItem(name: "iss", value: redirectable.issuer))

@@ -215,7 +215,7 @@ public actor DeviceProfiles {
     }
 
     /// Logs the active profile out: revoked on the server when it can be reached (else
-    /// ``LogoutOutcome/localOnly``). The profile and its authenticators stay for the next sign-in.
+    /// ``LogoutOutcome/localOnly(_:)``). The profile and its authenticators stay for the next sign-in.
     @discardableResult
     public func logout() async -> LogoutOutcome {
         let outcome = (try? await client.logOut()) ?? .notSignedIn

@@ -36,8 +36,7 @@ public struct FileDeviceStore: DeviceStore {
     }
 }
 
-#if canImport(Security)
-import Security
+#if canImport(Security) || GATEHOUSE_SECURITY_SHIM
 
 /// The device state in the Keychain, this device only, after first unlock.
 public struct KeychainDeviceStore: DeviceStore {

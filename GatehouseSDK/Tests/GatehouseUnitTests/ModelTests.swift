@@ -1,0 +1,49 @@
+#if canImport(Observation)
+import Foundation
+import Gatehouse
+import Observation
+import Testing
+
+@Suite("AuthModel (Observation)")
+@MainActor
+struct ModelTests {
+    /// Waits until `condition` holds, reading it on the main actor as a view would.
+    func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<200 {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return condition()
+    }
+
+    @Test("U-18: the model follows sign-in and sign-out, and observers of state are told")
+    func follows() async throws {
+        guard #available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *) else { return }
+        let server = ScriptedServer()
+        await server.on("POST /v1/login", Fixture.tokens(1))
+        await server.on("POST /oauth/token", .json(400, OAuthErrorBody(error: "invalid_grant")))
+        let client = Fixture.client(server)
+        let model = AuthModel(client: client)
+        #expect(model.state == .restoring && !model.isSignedIn)
+
+        final class Flag: @unchecked Sendable {
+            // Set once from the observation callback, read on the main actor afterwards; the lock
+            // orders the two.
+            private let lock = NSLock()
+            private var value = false
+            func set() { lock.withLock { value = true } }
+            var isSet: Bool { lock.withLock { value } }
+        }
+        let changed = Flag()
+        withObservationTracking { _ = model.state } onChange: { changed.set() }
+
+        try await client.logIn(email: "ada@example.com", password: "pw")
+        #expect(await eventually { model.user == Fixture.user })
+        #expect(changed.isSet && model.isSignedIn && model.lastSignOutReason == nil)
+
+        _ = try? await client.refreshSession()  // the server refuses: signed out by the server
+        #expect(await eventually { model.state == .signedOut })
+        #expect(model.lastSignOutReason == .sessionRevoked)
+    }
+}
+#endif
