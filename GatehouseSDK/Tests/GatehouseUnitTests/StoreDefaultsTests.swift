@@ -18,6 +18,24 @@ struct StoreDefaultsTests {
         #endif
     }
 
+    @Test("U-22: device profiles without a store keep their keys beside the session, never in memory")
+    func defaultDeviceStore() throws {
+        let client = AuthClient(configuration: .init(baseURL: URL(string: "https://id.example.test")!, clientID: "app"))
+        let profiles = DeviceProfiles(client: client)
+        #expect(!(profiles.store is InMemoryDeviceStore))
+        #if canImport(Security)
+        let keychain = try #require(profiles.store as? KeychainDeviceStore)
+        _ = keychain
+        #else
+        let file = try #require(profiles.store as? FileDeviceStore)
+        let session = try #require(client.configuration.store as? FileSessionStore)
+        #expect(file.url.deletingLastPathComponent() == session.url.deletingLastPathComponent())
+        #expect(file.url.lastPathComponent == "device.json")
+        #endif
+        let memory = DeviceProfiles(client: client, configuration: .init(store: InMemoryDeviceStore()))
+        #expect(memory.store is InMemoryDeviceStore)
+    }
+
     @Test("U-16: the file store is 0600, survives a new client, and keeps the PKCE verifier apart")
     func fileStore() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-unit-\(UUID().uuidString)")

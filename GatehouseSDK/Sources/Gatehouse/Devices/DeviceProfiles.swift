@@ -13,7 +13,10 @@ import GatehouseAPI
 /// `logOut` revokes that session on the server.
 public actor DeviceProfiles {
     public struct Configuration: Sendable {
-        public var store: any DeviceStore
+        /// Where profiles and key material are kept; `nil` (the default) keeps them across launches
+        /// like the session: the Keychain on Apple platforms, a `0600` file on Linux
+        /// (``defaultStore(baseURL:clientID:)``). ``InMemoryDeviceStore`` only when passed.
+        public var store: (any DeviceStore)?
         public var pinPolicy: PINPolicy
         /// Argon2id cost of turning a PIN into its key mask; OWASP's minimum by default.
         public var pinKeyDerivation: Argon2Parameters
@@ -23,7 +26,7 @@ public actor DeviceProfiles {
         public var deviceName: String?
 
         public init(
-            store: any DeviceStore = InMemoryDeviceStore(), pinPolicy: PINPolicy = PINPolicy(),
+            store: (any DeviceStore)? = nil, pinPolicy: PINPolicy = PINPolicy(),
             pinKeyDerivation: Argon2Parameters = .owaspDefault, biometricKeys: (any BiometricKeyProvider)? = nil,
             customAuthenticators: [any CustomAuthenticator] = [], deviceName: String? = nil
         ) {
@@ -43,13 +46,17 @@ public actor DeviceProfiles {
         }
     }
 
-    public let client: AuthClient
-    public let configuration: Configuration
+    public nonisolated let client: AuthClient
+    public nonisolated let configuration: Configuration
+    /// The configured store, or the default one for the client.
+    public nonisolated let store: any DeviceStore
     var cached: DeviceState?
 
     public init(client: AuthClient, configuration: Configuration = Configuration()) {
         self.client = client
         self.configuration = configuration
+        self.store = configuration.store
+            ?? Configuration.defaultStore(baseURL: client.configuration.baseURL, clientID: client.configuration.clientID)
     }
 
     // MARK: Profiles
@@ -68,7 +75,7 @@ public actor DeviceProfiles {
 
     func state() async throws -> DeviceState {
         if let cached { return cached }
-        let loaded = try await configuration.store.load() ?? DeviceState()
+        let loaded = try await store.load() ?? DeviceState()
         cached = loaded
         return loaded
     }
@@ -76,7 +83,7 @@ public actor DeviceProfiles {
     func update(_ change: (inout DeviceState) throws -> Void) async throws {
         var state = try await state()
         try change(&state)
-        try await configuration.store.save(state)
+        try await store.save(state)
         cached = state
     }
 
@@ -230,7 +237,7 @@ public actor DeviceProfiles {
     /// and key. The authenticators stay registered on the server until the user deletes them there.
     public func disconnect() async throws {
         _ = try? await client.logOut()
-        try await configuration.store.clear()
+        try await store.clear()
         cached = nil
     }
 
