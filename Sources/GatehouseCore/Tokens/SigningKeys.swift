@@ -123,7 +123,15 @@ public final class SigningKeys: Sendable {
 
     private func build(_ records: [SigningKeyRecord], now: Date) async throws -> Snapshot {
         guard let current = records.first(where: { $0.retiredAt == nil }) else { throw SigningKeysError.noCurrentKey }
-        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: try secret.open(current.sealedPrivateKey))
+        let opened: Data
+        do {
+            opened = try secret.open(current.sealedPrivateKey)
+        } catch {
+            // The usual cause is a database restored or shared without its secret file: say so, rather
+            // than print AES-GCM's error code.
+            throw SigningKeysError.secretMismatch(current.kid)
+        }
+        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: opened)
         let signing = JWTKeyCollection()
         await signing.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: current.kid))
         let signer = try await signing.getKey(for: JWKIdentifier(string: current.kid), alg: Self.algorithm)
@@ -168,12 +176,18 @@ public enum SigningKeysError: Error, CustomStringConvertible {
     case noCurrentKey
     /// No published key has this kid (never existed, or already past its publication).
     case unknownKey(String)
+    /// The current key does not open with this server secret.
+    case secretMismatch(String)
 
     public var description: String {
         switch self {
         case .notLoaded: "signing keys are not loaded"
         case .noCurrentKey: "there is no current signing key"
         case .unknownKey(let kid): "no published signing key has the kid \(kid)"
+        case .secretMismatch(let kid):
+            "the current signing key (\(kid)) does not open with this server secret: the database was restored or "
+                + "is shared without the secret file it was written with. Give this node that file "
+                + "(GATEHOUSE_SECRET_FILE); if it is lost, see docs/operations.md, \"Signing keys\""
         }
     }
 }
