@@ -66,6 +66,7 @@ extension AuthClient {
     @discardableResult
     public func logOut(scope: LogoutScope = .local) async throws -> LogoutOutcome {
         await restore()
+        guard restored else { throw storeUnavailable }
         guard let current = storedSession else { return .notSignedIn }
         let request = try http.json(http.request("POST", "/v1/logout", bearer: current.accessToken), body: LogoutRequest(scope: scope))
         var outcome = LogoutOutcome.revoked
@@ -119,8 +120,8 @@ extension AuthClient {
     func updateStored(_ user: User) async throws {
         guard var current = storedSession else { return }
         current.user = user
-        storedSession = current
         if persisted { try await configuration.store.save(current) }
+        commit(current, state: .signedIn(user))
         await emit(.userUpdated(user))
     }
 }

@@ -24,20 +24,25 @@ public enum CodeDestination: Sendable, Hashable {
 
 extension AuthClient {
     /// Sends a one-time code; sending again inside the cool-down is ``GatehouseError/isRateLimited``.
-    /// The answer's `resendAfter` says when ``resendCode(to:)`` will be accepted.
+    /// The answer's `resendAfter` says when ``resendCode(to:createUser:)`` will be accepted.
     public func sendCode(to destination: CodeDestination, createUser: Bool = true) async throws -> OTPSentResponse {
         let sent = try await postCode(to: destination, createUser: createUser)
         sentCodes[destination] = createUser
         return sent
     }
 
-    /// Sends the code for `destination` again, as the earlier ``sendCode(to:createUser:)`` asked for it
-    /// (after a relaunch, as a sign-in that may create the account). The new code replaces the old
-    /// one, which stops working. Inside the cool-down this is ``GatehouseError/isRateLimited`` with
-    /// `retryAfter`.
+    /// Sends the code for `destination` again; the new code replaces the old one, which stops working.
+    /// Inside the cool-down this is ``GatehouseError/isRateLimited`` with `retryAfter`.
+    ///
+    /// - Parameters:
+    ///   - destination: the address or phone number the code went to.
+    ///   - createUser: whether the code may create the account; by default what the earlier
+    ///     ``sendCode(to:createUser:)`` in this process asked for, and `false` when there was none
+    ///     (after a relaunch, say), so a resend never turns a sign-in into a sign-up the app did not
+    ///     ask for.
     @discardableResult
-    public func resendCode(to destination: CodeDestination) async throws -> OTPSentResponse {
-        try await postCode(to: destination, createUser: sentCodes[destination] ?? true)
+    public func resendCode(to destination: CodeDestination, createUser: Bool? = nil) async throws -> OTPSentResponse {
+        try await postCode(to: destination, createUser: createUser ?? sentCodes[destination] ?? false)
     }
 
     private func postCode(to destination: CodeDestination, createUser: Bool) async throws -> OTPSentResponse {

@@ -8,6 +8,7 @@ extension AuthClient {
     /// A session whose access token is good for at least the refresh margin, refreshing when needed.
     func validSession() async throws -> StoredSession {
         await restore()
+        guard restored else { throw storeUnavailable }
         guard let current = storedSession else {
             throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Nobody is signed in.")
         }
@@ -37,8 +38,12 @@ extension AuthClient {
     /// under rotation a repeated POST looks like token reuse.
     private func performRefresh(force: Bool) async throws -> StoredSession {
         let store = configuration.store
-        return try await store.withExclusiveAccess { [self] in
-            try await self.refreshHoldingLock(force: force)
+        do {
+            return try await store.withExclusiveAccess { [self] in
+                try await self.refreshHoldingLock(force: force)
+            }
+        } catch let timeout as FileLockTimeout {
+            throw GatehouseError(code: GatehouseError.storeUnavailable, status: nil, message: timeout.description)
         }
     }
 
@@ -54,7 +59,7 @@ extension AuthClient {
             stored.refreshToken != current.refreshToken
         {
             if !force, isFresh(stored), stored.accessToken != current.accessToken {
-                storedSession = stored
+                commit(stored)
                 await emit(.tokenRefreshed)
                 return stored
             }
@@ -74,7 +79,8 @@ extension AuthClient {
                 accessToken: tokens.accessToken, refreshToken: refreshToken,
                 accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)),
                 user: base.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken)
-            storedSession = renewed
+            // In memory first: once the server rotated, only the new refresh token is good.
+            commit(renewed)
             if persisted { try await configuration.store.save(renewed) }
             await emit(.tokenRefreshed)
             return renewed

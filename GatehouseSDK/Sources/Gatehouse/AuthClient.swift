@@ -47,14 +47,13 @@ public actor AuthClient {
     public nonisolated let configuration: Configuration
     /// Mirrors the state, the session and the delegate for readers that must not `await`.
     nonisolated let snapshot = StateSnapshot()
-    /// The session as the SDK keeps it, refresh token included; every change is mirrored to ``snapshot``.
-    var storedSession: StoredSession? {
-        didSet { snapshot.write { $0.session = storedSession } }
-    }
+    /// The session as the SDK keeps it, refresh token included. Changed only through
+    /// ``commit(_:state:)``, so synchronous readers see it change together with the state.
+    private(set) var storedSession: StoredSession?
     var refreshTask: Task<StoredSession, any Error>?
     var restored = false
     var pkceVerifier: String?
-    /// What the last ``sendCode(to:createUser:)`` asked for, per destination, for ``resendCode(to:)``.
+    /// What the last ``sendCode(to:createUser:)`` asked for, per destination, for ``resendCode(to:createUser:)``.
     var sentCodes: [CodeDestination: Bool] = [:]
     /// Whether the current session is kept in the store (`persist: false` keeps it in memory only).
     var persisted = true
@@ -100,18 +99,21 @@ public actor AuthClient {
 
     private func removeContinuation(_ id: UUID) { continuations[id] = nil }
 
-    func emit(_ event: AuthEvent) async {
-        switch event {
-        case .signedIn(let user), .userUpdated(let user): setState(.signedIn(user))
-        case .signedOut: setState(.signedOut)
-        case .current(let state): setState(state)
-        case .tokenRefreshed: break
+    /// Changes the session and, when given, the state in one step, before anything suspends: a reader
+    /// on another thread never sees a session without its user or a user without its session.
+    func commit(_ session: StoredSession?, state: AuthState? = nil) {
+        storedSession = session
+        snapshot.write {
+            $0.session = session
+            if let state { $0.state = state }
         }
+    }
+
+    /// Tells the streams and the delegate; the state was committed before.
+    func emit(_ event: AuthEvent) async {
         for continuation in continuations.values { continuation.yield(event) }
         await snapshot.read { $0.delegate }?.authClient(self, didReceive: event)
     }
-
-    private func setState(_ state: AuthState) { snapshot.write { $0.state = state } }
 
     /// Reads the stored session: the state goes from ``AuthState/restoring`` to signed in or out.
     /// Other calls do this first on their own; call it at launch to learn the state early.
@@ -126,12 +128,8 @@ public actor AuthClient {
             return
         }
         restored = true
-        storedSession = loaded
-        if let loaded {
-            await emit(.signedIn(loaded.user))
-        } else {
-            await emit(.current(.signedOut))
-        }
+        commit(loaded, state: loaded.map { .signedIn($0.user) } ?? .signedOut)
+        await emit(loaded.map { .signedIn($0.user) } ?? .current(.signedOut))
     }
 
     /// An access token that is good for at least ``Configuration/refreshMargin``, refreshed first when
@@ -153,10 +151,21 @@ public actor AuthClient {
             accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user,
             scope: tokens.scope, idToken: tokens.idToken)
         let previous = storedSession
-        storedSession = stored
+        do {
+            // Kept first, used after: a session the store refused is neither used nor left open.
+            if persist {
+                try await configuration.store.save(stored)
+            } else {
+                // A stored session of before would come back at the next launch, revoked.
+                try? await configuration.store.clear()
+            }
+        } catch {
+            await revokeQuietly(refreshToken: refreshToken)
+            throw error
+        }
         restored = true
         persisted = persist
-        if persist { try await configuration.store.save(stored) }
+        commit(stored, state: .signedIn(user))
         await emit(.signedIn(user))
         // Signing in while signed in ends the old session on the server too, or it would live on,
         // unreachable, until it expired. By its refresh token: the access token may have expired.
@@ -190,9 +199,16 @@ public actor AuthClient {
         try? await http.send(request)
     }
 
+    /// Thrown instead of "not signed in" while the store cannot be read: the user may well be signed in.
+    var storeUnavailable: GatehouseError {
+        GatehouseError(
+            code: GatehouseError.storeUnavailable, status: nil,
+            message: "The session store cannot be read yet (a Keychain before the device's first unlock); try again later.")
+    }
+
     /// Forgets the session locally and tells why.
     func end(_ reason: SignOutReason) async {
-        storedSession = nil
+        commit(nil, state: .signedOut)
         try? await configuration.store.clear()
         await emit(.signedOut(reason))
     }

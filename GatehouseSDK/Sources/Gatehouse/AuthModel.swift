@@ -58,16 +58,22 @@ public final class AuthModel {
 
     private func apply(_ event: AuthEvent) {
         switch event {
-        case .current(let current): state = current
+        case .current(let current): update(current)
         case .signedIn(let user):
-            state = .signedIn(user)
-            lastSignOutReason = nil
-        case .userUpdated(let user): state = .signedIn(user)
+            update(.signedIn(user))
+            if lastSignOutReason != nil { lastSignOutReason = nil }
+        case .userUpdated(let user): update(.signedIn(user))
         case .signedOut(let reason):
-            state = .signedOut
+            update(.signedOut)
             lastSignOutReason = reason
         case .tokenRefreshed: break
         }
+    }
+
+    /// Observation tells observers of every assignment, equal or not: assign only changes, so views
+    /// are not redrawn for the stream's first event or a refresh.
+    private func update(_ new: AuthState) {
+        if state != new { state = new }
     }
 }
 #endif

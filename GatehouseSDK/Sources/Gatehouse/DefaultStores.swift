@@ -29,7 +29,7 @@ extension AuthClient.Configuration {
     static func defaultDirectory(baseURL: URL, clientID: String) -> URL {
         let support =
             FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share", isDirectory: true)
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/share", isDirectory: true)
         return support.appendingPathComponent("Gatehouse", isDirectory: true)
             .appendingPathComponent(pathComponent(serverName(baseURL)), isDirectory: true)
             .appendingPathComponent(pathComponent(clientID), isDirectory: true)

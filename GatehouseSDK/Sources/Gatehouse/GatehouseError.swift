@@ -39,6 +39,10 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public static let invalidResponse: ErrorCode = "invalid_response"
     /// No user is signed in.
     public static let notSignedIn: ErrorCode = "not_signed_in"
+    /// The session store cannot be used yet: a Keychain item before the device's first unlock, or
+    /// another process holding the store's lock for over 30 s. The session is not known to be over.
+    /// Retryable; never ``isSessionEnded``.
+    public static let storeUnavailable: ErrorCode = "store_unavailable"
 
     public var isInvalidCredentials: Bool { code == .invalidCredentials }
     public var isRateLimited: Bool { code == .rateLimited || status == 429 }
@@ -54,5 +58,7 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
         code == .invalidGrant || code == .sessionRevoked || code == Self.notSignedIn
     }
     /// Worth trying again later without changing anything.
-    public var isRetryable: Bool { isNetworkError || isRateLimited || status == 503 || (status ?? 0) >= 500 }
+    public var isRetryable: Bool {
+        isNetworkError || isRateLimited || code == Self.storeUnavailable || status == 503 || (status ?? 0) >= 500
+    }
 }

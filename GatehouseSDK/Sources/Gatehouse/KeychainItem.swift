@@ -40,6 +40,8 @@ struct KeychainItem: Sendable {
             add[kSecValueData as String] = data
             add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
             status = SecItemAdd(add as CFDictionary, nil)
+            // Another process added it between our update and our add: update theirs.
+            if status == errSecDuplicateItem { status = SecItemUpdate(query as CFDictionary, update) }
         }
         guard status == errSecSuccess else { throw KeychainError(status: status) }
     }

@@ -27,23 +27,28 @@ struct ModelTests {
         #expect(model.state == .restoring && !model.isSignedIn)
 
         final class Flag: @unchecked Sendable {
-            // Set once from the observation callback, read on the main actor afterwards; the lock
-            // orders the two.
+            // Set from the observation callback, read on the main actor afterwards; the lock orders
+            // the two.
             private let lock = NSLock()
             private var value = false
             func set() { lock.withLock { value = true } }
             var isSet: Bool { lock.withLock { value } }
         }
-        let changed = Flag()
-        withObservationTracking { _ = model.state } onChange: { changed.set() }
+        // The model's first event repeats the state it already has, which must not notify anyone.
+        let signedIn = Flag()
+        withObservationTracking { _ = model.state } onChange: { signedIn.set() }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(!signedIn.isSet)
 
         try await client.logIn(email: "ada@example.com", password: "pw")
         #expect(await eventually { model.user == Fixture.user })
-        #expect(changed.isSet && model.isSignedIn && model.lastSignOutReason == nil)
+        #expect(signedIn.isSet && model.isSignedIn && model.lastSignOutReason == nil)
 
+        let signedOut = Flag()
+        withObservationTracking { _ = model.isSignedIn } onChange: { signedOut.set() }
         _ = try? await client.refreshSession()  // the server refuses: signed out by the server
         #expect(await eventually { model.state == .signedOut })
-        #expect(model.lastSignOutReason == .sessionRevoked)
+        #expect(signedOut.isSet && model.lastSignOutReason == .sessionRevoked)
     }
 }
 #endif

@@ -46,7 +46,7 @@ struct SessionAccessTests {
         #expect(try #require(await server.calls(to: "POST /v1/login").last).json["scope"] == nil)
     }
 
-    @Test("U-13: the code's scopes and nonce too; resendCode repeats the earlier send and reports the cool-down")
+    @Test("U-13: the code's scopes and nonce too; resendCode repeats the earlier send, never creates an account unasked, and reports the cool-down")
     func codes() async throws {
         let server = ScriptedServer()
         await server.on(
@@ -62,6 +62,13 @@ struct SessionAccessTests {
         #expect(posts.count == 2)
         #expect(posts.map { $0.json["create_user"] as? Bool } == [false, false])
         #expect(posts.map { $0.json["email"] as? String } == ["ada@example.com", "ada@example.com"])
+
+        // No earlier send for this address (a relaunch): a resend never creates an account by default.
+        await server.on("POST /v1/otp", .json(202, OTPSentResponse(sentTo: "b***@example.com", expiresIn: 600, resendAfter: 60)))
+        try await client.resendCode(to: .email("bob@example.com"))
+        try await client.resendCode(to: .email("cy@example.com"), createUser: true)
+        let later = await server.calls(to: "POST /v1/otp").suffix(2)
+        #expect(later.map { $0.json["create_user"] as? Bool } == [false, true])
 
         let signIn = try await client.verifyCode("123456", for: .email("ada@example.com"), scopes: [.openid], nonce: "n-1")
         #expect(signIn.isNew && signIn.user == Fixture.user)
