@@ -6,8 +6,9 @@ import PackageDescription
 // Argon2 lives here too: the SDK derives PIN keys with it and the server hashes passwords with it.
 
 // GATEHOUSE_SECURITY_SHIM=1 (Linux CI only, scripts/check-apple-paths) compiles the Keychain stores
-// against a stand-in for Apple's Security framework, so that code is type-checked and tested where
-// no Apple SDK exists. Without the variable the manifest is the one apps get.
+// and the Secure Enclave key provider against stand-ins for Apple's Security, CryptoKit Secure
+// Enclave and LocalAuthentication calls, so that code is type-checked and tested where no Apple SDK
+// exists. Without the variable the manifest is the one apps get.
 let securityShim = Context.environment["GATEHOUSE_SECURITY_SHIM"] == "1"
 
 var sdkDependencies: [Target.Dependency] = ["GatehouseAPI", "Argon2", .product(name: "Crypto", package: "swift-crypto")]
@@ -16,7 +17,7 @@ var shimTargets: [Target] = []
 if securityShim {
     sdkDependencies.append("SecurityShim")
     sdkSettings.append(.define("GATEHOUSE_SECURITY_SHIM"))
-    shimTargets.append(.target(name: "SecurityShim"))
+    shimTargets.append(.target(name: "SecurityShim", dependencies: [.product(name: "Crypto", package: "swift-crypto")]))
 }
 
 let package = Package(
@@ -41,7 +42,8 @@ let package = Package(
         // The SDK against a scripted transport and clock: refresh timing, error mapping, event order.
         // Also compiled into the root package's `swift test` (see its manifest).
         .testTarget(
-            name: "GatehouseUnitTests", dependencies: ["Gatehouse"] + (securityShim ? ["SecurityShim"] : []),
+            name: "GatehouseUnitTests",
+            dependencies: ["Gatehouse"] + (securityShim ? ["SecurityShim", .product(name: "Crypto", package: "swift-crypto")] : []),
             swiftSettings: sdkSettings),
     ] + shimTargets
 )

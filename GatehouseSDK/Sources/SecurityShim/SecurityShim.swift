@@ -1,5 +1,6 @@
-// A stand-in for the part of Apple's Security framework the SDK calls (generic-password items), so
-// that Linux CI type-checks and runs the Keychain stores' code. It is built only when the SDK's
+// A stand-in for the part of Apple's Security framework the SDK calls (generic-password items; the
+// Secure Enclave's part is in EnclaveShim.swift), so that Linux CI type-checks and runs the
+// Keychain stores' code. It is built only when the SDK's
 // manifest is evaluated with GATEHOUSE_SECURITY_SHIM=1 (scripts/check-apple-paths), never into an
 // app. The signatures follow Apple's: `CFDictionary` is a `[String: Any]` here, so the SDK's
 // `query as CFDictionary` casts compile unchanged on both. Hand-written: no package offers this.

@@ -75,3 +75,35 @@ struct KeychainStoreTests {
     #endif
 }
 #endif
+
+#if !canImport(LocalAuthentication) && GATEHOUSE_SECURITY_SHIM
+import Crypto
+
+/// `SecureEnclaveBiometricKeys`' own code, against the stand-in enclave (Linux only).
+@Suite("Secure Enclave keys (stand-in)", .serialized)
+struct EnclaveKeyTests {
+    @Test("K-5: an enclave key signs after the prompt with the app's reason, reloads from its handle, and a refused prompt signs nothing")
+    func enclaveKeys() async throws {
+        let provider = SecureEnclaveBiometricKeys()
+        SecurityShimControl.setBiometricsAvailable(true)
+        SecurityShimControl.setBiometricsPass(true)
+        #expect(provider.isAvailable)
+        let key = try provider.makeKey()
+        let message = Data("challenge".utf8)
+        let signature = try await key.sign(message, reason: "Sign in to Example")
+        #expect(SecurityShimControl.lastPromptReason == "Sign in to Example")
+        #expect(key.publicKey.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: message))
+
+        let reloaded = try provider.loadKey(key.stored)
+        #expect(reloaded.publicKey.x963Representation == key.publicKey.x963Representation)
+        #expect(throws: (any Error).self) { try provider.loadKey(Data("not a handle".utf8)) }
+
+        SecurityShimControl.setBiometricsPass(false)
+        await #expect(throws: (any Error).self) { try await reloaded.sign(message, reason: "again") }
+        SecurityShimControl.setBiometricsPass(true)
+        SecurityShimControl.setBiometricsAvailable(false)
+        #expect(!provider.isAvailable)
+        SecurityShimControl.setBiometricsAvailable(true)
+    }
+}
+#endif

@@ -70,9 +70,14 @@ public struct SoftwareBiometricKeys: BiometricKeyProvider {
     }
 }
 
-#if canImport(LocalAuthentication) && canImport(CryptoKit) && (os(iOS) || os(macOS))
+#if (canImport(LocalAuthentication) && canImport(CryptoKit) && (os(iOS) || os(macOS))) || GATEHOUSE_SECURITY_SHIM
+#if canImport(LocalAuthentication) && canImport(CryptoKit)
 import CryptoKit
 import LocalAuthentication
+#else
+// Linux type-check builds only (GATEHOUSE_SECURITY_SHIM): the same calls against stand-ins.
+import SecurityShim
+#endif
 
 /// Secure Enclave keys that sign only after Face ID or Touch ID (the current enrolment: a new
 /// fingerprint invalidates the key). The private key never leaves the enclave; the store keeps the
