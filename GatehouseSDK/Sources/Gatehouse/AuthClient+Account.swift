@@ -63,6 +63,8 @@ extension AuthClient {
     /// Ends sessions on the server (this one, the others, or all) and, for `local` and `global`,
     /// here. Local state is cleared even when the server cannot be reached; the answer says whether the
     /// server revoked the session or only this device forgot it.
+    /// Throws `store_unavailable` (retryable, nothing changed) while the session store cannot be read
+    /// yet, and the server's error for `.others`.
     @discardableResult
     public func logOut(scope: LogoutScope = .local) async throws -> LogoutOutcome {
         await restore()
@@ -120,9 +122,17 @@ extension AuthClient {
     func updateStored(_ user: User) async throws {
         guard var current = storedSession else { return }
         current.user = user
-        if persisted { try await configuration.store.save(current) }
         commit(current, state: .signedIn(user))
+        if persisted {
+            // Under the store's lock, as refreshes save: the latest session goes to the store, and never
+            // an older one over a newer.
+            try await configuration.store.withExclusiveAccess { [self] in try await self.saveLatest() }
+        }
         await emit(.userUpdated(user))
+    }
+
+    private func saveLatest() async throws {
+        if persisted, let latest = storedSession { try await configuration.store.save(latest) }
     }
 }
 

@@ -68,25 +68,34 @@ extension AuthClient {
         let request = http.form(
             http.request("POST", "/oauth/token"),
             [("grant_type", "refresh_token"), ("refresh_token", base.refreshToken), ("client_id", configuration.clientID)])
+        // While the request is out the actor serves other calls: a logout, a new sign-in or a profile
+        // update may change the session. Only the session this refresh started from is replaced or ended.
+        func stillCurrent() -> Bool { storedSession?.refreshToken == current.refreshToken }
         do {
             let tokens: TokenResponse = try await http.send(request)
             guard let refreshToken = tokens.refreshToken else {
                 throw GatehouseError(code: GatehouseError.invalidResponse, status: 200, message: "No refresh token in the answer.")
             }
+            guard stillCurrent(), let latest = storedSession else {
+                // Renewed a session nobody holds any more: end it on the server rather than leave it open.
+                await revokeQuietly(refreshToken: refreshToken)
+                if let newer = storedSession, isFresh(newer) { return newer }
+                throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "The session ended during the refresh.")
+            }
             // A refresh answer carries no ID token (OpenID Connect §12.2 allows one; this server sends
-            // none): the sign-in's stays. Its scope is the session's, unchanged.
+            // none): the sign-in's stays. Its scope is the session's, unchanged; the user is the latest.
             let renewed = StoredSession(
                 accessToken: tokens.accessToken, refreshToken: refreshToken,
                 accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)),
-                user: base.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken)
+                user: latest.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken)
             // In memory first: once the server rotated, only the new refresh token is good.
             commit(renewed)
             if persisted { try await configuration.store.save(renewed) }
             await emit(.tokenRefreshed)
             return renewed
         } catch let error as GatehouseError where error.isSessionEnded || error.code == .invalidClient {
-            // Terminal: the server will never accept this session again.
-            await end(.sessionRevoked)
+            // Terminal: the server will never accept this session again (a newer one is not touched).
+            if stillCurrent() { await end(.sessionRevoked) }
             throw error
         }
         // Network errors and 5xx keep the session: the next call tries again.

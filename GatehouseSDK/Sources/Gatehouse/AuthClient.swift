@@ -122,11 +122,18 @@ public actor AuthClient {
         let loaded: StoredSession?
         do {
             loaded = try await configuration.store.load()
+        } catch is DecodingError {
+            // Readable but not a session (damaged, or written by an incompatible version): it will never
+            // become one, so start signed out rather than stay restoring for good.
+            try? await configuration.store.clear()
+            loaded = nil
         } catch {
             // Unreadable for now (a Keychain before first unlock): stay restoring and try again on the
             // next call rather than claim nobody is signed in.
             return
         }
+        // A sign-in that finished while the store was read has the newer session.
+        guard !restored else { return }
         restored = true
         commit(loaded, state: loaded.map { .signedIn($0.user) } ?? .signedOut)
         await emit(loaded.map { .signedIn($0.user) } ?? .current(.signedOut))
@@ -135,7 +142,7 @@ public actor AuthClient {
     /// An access token that is good for at least ``Configuration/refreshMargin``, refreshed first when
     /// it is not: for your own HTTP clients, WebSockets, or anything ``authorizedData(for:)`` does not
     /// cover. Throws ``GatehouseError/isSessionEnded`` when nobody is signed in or the server ended the
-    /// session.
+    /// session, and the retryable `store_unavailable` while the session store cannot be read yet.
     public func accessToken() async throws -> String {
         try await validSession().accessToken
     }
@@ -143,6 +150,8 @@ public actor AuthClient {
     // MARK: Sessions from token responses
 
     func adopt(_ tokens: TokenResponse, user knownUser: User? = nil, persist: Bool = true) async throws -> User {
+        // The session of before, if any, is known only once the store was read: it must be ended too.
+        await restore()
         guard let refreshToken = tokens.refreshToken, let user = tokens.user ?? knownUser ?? storedSession?.user else {
             throw GatehouseError(code: GatehouseError.invalidResponse, status: nil, message: "The token response lacks a session.")
         }
@@ -173,9 +182,11 @@ public actor AuthClient {
         return user
     }
 
-    /// The signed-in user, after reading the store if that has not happened yet.
-    func signedInUser() async -> User? {
+    /// The signed-in user, after reading the store if that has not happened yet; a store that cannot
+    /// be read yet is ``GatehouseError/storeUnavailable``, not "nobody".
+    func signedInUser() async throws -> User? {
         await restore()
+        guard restored else { throw storeUnavailable }
         return storedSession?.user
     }
 

@@ -34,6 +34,12 @@ public enum AuthEvent: Sendable, Equatable {
 }
 
 /// The delegate view of ``AuthEvent``, for apps that prefer it. Held weakly.
+///
+/// The client awaits the delegate before the call that caused the event returns, and a
+/// ``AuthEvent/tokenRefreshed`` is delivered while the refresh still holds the store's lock: a
+/// delegate that awaits a call that saves the session there (``AuthClient/refreshSession()``,
+/// ``AuthClient/updateProfile(_:)``, ``AuthClient/refreshUser()``) waits for itself. Start a `Task`
+/// for such calls instead.
 public protocol AuthClientDelegate: AnyObject, Sendable {
     func authClient(_ client: AuthClient, didReceive event: AuthEvent) async
 }

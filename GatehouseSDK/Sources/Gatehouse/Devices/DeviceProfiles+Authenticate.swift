@@ -118,7 +118,7 @@ extension DeviceProfiles {
         // Any other session ends first (another profile's, or a password session): one profile is
         // signed in at a time, and no session is left behind on the server.
         let state = try await state()
-        if state.activeProfileID != profile.id, await client.signedInUser() != nil {
+        if state.activeProfileID != profile.id, try await client.signedInUser() != nil {
             _ = try? await client.logOut()
             try await update {
                 $0.activeProfileID = nil

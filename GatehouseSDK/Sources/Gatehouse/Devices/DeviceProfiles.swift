@@ -131,7 +131,7 @@ public actor DeviceProfiles {
         _ type: AuthenticatorType, customType: String?, publicKey: P256.Signing.PublicKey, material: DeviceState.KeyMaterial,
         sign: @Sendable (Data) async throws -> Data
     ) async throws -> UserProfile {
-        guard let user = await client.signedInUser() else {
+        guard let user = try await client.signedInUser() else {
             throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Sign in before registering an authenticator.")
         }
         let deviceID = try await state().deviceID
@@ -194,7 +194,7 @@ public actor DeviceProfiles {
     /// and its keys are erased here either way. Returns whether the server was told.
     @discardableResult
     public func remove(_ profile: UserProfile) async throws -> Bool {
-        let signedIn = await client.signedInUser() != nil
+        let signedIn = try await client.signedInUser() != nil
         let active = try await activeProfile()?.id == profile.id && signedIn
         var toldServer = active
         if active {
@@ -223,9 +223,20 @@ public actor DeviceProfiles {
 
     /// Logs the active profile out: revoked on the server when it can be reached (else
     /// ``LogoutOutcome/localOnly(_:)``). The profile and its authenticators stay for the next sign-in.
+    /// While the session store cannot be read yet the answer is ``LogoutOutcome/localOnly(_:)`` with
+    /// `store_unavailable`, and nothing changed anywhere: try again.
     @discardableResult
     public func logout() async -> LogoutOutcome {
-        let outcome = (try? await client.logOut()) ?? .notSignedIn
+        let outcome: LogoutOutcome
+        do {
+            outcome = try await client.logOut()
+        } catch let error as GatehouseError {
+            // The session store cannot be read yet: nothing was ended, here or there, so the profile
+            // stays active for when it can.
+            return .localOnly(error)
+        } catch {
+            outcome = .notSignedIn
+        }
         try? await update {
             $0.activeProfileID = nil
             $0.activeAuthenticatorID = nil
