@@ -20,6 +20,8 @@ extension AuthClient {
     public func signUp(
         email: String, password: String, profile: Profile? = nil, acceptTerms: Bool? = nil, persist: Bool = true
     ) async throws -> SignUpResult {
+        let fields: [String: String?] = ["email": email, "password": password]
+        try await check(fields.merging(Self.fields(of: profile)) { given, _ in given }, for: .signUp)
         var body = SignupRequest(clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms)
         if let redirect = configuration.redirectURL {
             let pkce = PKCE.make()
@@ -54,6 +56,7 @@ extension AuthClient {
     public func logIn(
         email: String, password: String, scopes: Set<Scope> = [], nonce: String? = nil, persist: Bool = true
     ) async throws -> User {
+        try await check(["email": email, "password": password], for: .logIn)
         let request = try http.json(
             http.request("POST", "/v1/login"),
             body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce))
@@ -96,6 +99,7 @@ extension AuthClient {
     /// ``GatehouseError/validation``.
     @discardableResult
     public func updateProfile(_ profile: Profile) async throws -> User {
+        try await check(Self.fields(of: profile), for: .updateProfile)
         let request = try http.json(http.request("PATCH", "/v1/me"), body: ProfileUpdateRequest(profile: profile))
         let user: User = try await authorized(request)
         try await updateStored(user)

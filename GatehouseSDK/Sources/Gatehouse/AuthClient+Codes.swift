@@ -26,6 +26,7 @@ extension AuthClient {
     /// Sends a one-time code; sending again inside the cool-down is ``GatehouseError/isRateLimited``.
     /// The answer's `resendAfter` says when ``resendCode(to:createUser:)`` will be accepted.
     public func sendCode(to destination: CodeDestination, createUser: Bool = true) async throws -> OTPSentResponse {
+        try await check(Self.fields(of: destination), for: .sendCode)
         let sent = try await postCode(to: destination, createUser: createUser)
         sentCodes[destination] = createUser
         return sent
@@ -42,7 +43,16 @@ extension AuthClient {
     ///     ask for.
     @discardableResult
     public func resendCode(to destination: CodeDestination, createUser: Bool? = nil) async throws -> OTPSentResponse {
-        try await postCode(to: destination, createUser: createUser ?? sentCodes[destination] ?? false)
+        try await check(Self.fields(of: destination), for: .sendCode)
+        return try await postCode(to: destination, createUser: createUser ?? sentCodes[destination] ?? false)
+    }
+
+    /// A destination as the field it is sent as.
+    static func fields(of destination: CodeDestination) -> [String: String?] {
+        switch destination {
+        case .email(let email): ["email": email]
+        case .phone(let phone): ["phone": phone]
+        }
     }
 
     private func postCode(to destination: CodeDestination, createUser: Bool) async throws -> OTPSentResponse {
@@ -61,6 +71,7 @@ extension AuthClient {
         _ code: String, for destination: CodeDestination, scopes: Set<Scope> = [], nonce: String? = nil,
         acceptTerms: Bool? = nil, persist: Bool = true
     ) async throws -> CodeSignIn {
+        try await check(Self.fields(of: destination).merging(["code": code]) { given, _ in given }, for: .verifyCode)
         var body = OTPVerifyRequest(
             clientId: configuration.clientID, code: code, scope: scopes.wireValue, nonce: nonce, acceptTerms: acceptTerms)
         switch destination {

@@ -76,7 +76,8 @@ extension AuthClient {
     /// Mails a recovery code and a link to the reset page. Answers the same for unknown addresses.
     @discardableResult
     public func requestPasswordReset(email: String) async throws -> MailSentResponse {
-        try await http.send(try http.json(
+        try await check(["email": email], for: .recoverPassword)
+        return try await http.send(try http.json(
             http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
     }
 

@@ -27,11 +27,13 @@ public actor AuthClient {
         public var refreshMargin: TimeInterval
         /// Where the client reads the time; inject one in tests.
         public var clock: any AuthClock
+        /// The app's own checks, run before a form's request is sent; `nil` sends as it is.
+        public var validator: (any FieldValidator)?
 
         public init(
             baseURL: URL, clientID: String, redirectURL: URL? = nil, store: (any SessionStore)? = nil,
             transport: any HTTPTransport = URLSessionTransport(), refreshMargin: TimeInterval = 60,
-            clock: any AuthClock = SystemClock()
+            clock: any AuthClock = SystemClock(), validator: (any FieldValidator)? = nil
         ) {
             self.baseURL = baseURL
             self.clientID = clientID
@@ -40,6 +42,7 @@ public actor AuthClient {
             self.transport = transport
             self.refreshMargin = refreshMargin
             self.clock = clock
+            self.validator = validator
         }
     }
 
