@@ -97,8 +97,8 @@ extension SecurityShimControl {
     public static var lastPromptReason: String { ShimEnclave.shared.state.withLock { $0.lastReason } }
 }
 
-/// The stand-in's settings. `@unchecked Sendable` is sound: `state` is only touched under its lock.
-final class ShimEnclave: @unchecked Sendable {
+/// The stand-in's settings, behind one lock.
+final class ShimEnclave: Sendable {
     static let shared = ShimEnclave()
     static let marker = Data("shim-enclave:".utf8)
 
@@ -109,17 +109,4 @@ final class ShimEnclave: @unchecked Sendable {
     }
 
     let state = Locked(State())
-}
-
-/// A value behind an `NSLock`. `@unchecked Sendable` is sound: `value` is only read or written inside
-/// `withLock`, under the lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
 }

@@ -50,34 +50,25 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
 /// What tests may do to the stand-in that Apple's Keychain does on its own.
 public enum SecurityShimControl {
     /// Every call answers `errSecInteractionNotAllowed` while `true`, as before first unlock.
-    public static func setLocked(_ locked: Bool) { ShimKeychain.shared.setLocked(locked) }
-    /// How many items are stored.
-    public static var itemCount: Int { ShimKeychain.shared.count }
+    public static func setLocked(_ locked: Bool) { ShimKeychain.shared.state.withLock { $0.locked = locked } }
 }
 
-/// The items, in memory. `@unchecked Sendable` is sound: every stored property but the lock is read
-/// and written only while the lock is held.
-final class ShimKeychain: @unchecked Sendable {
+/// The items, in memory, behind one lock.
+final class ShimKeychain: Sendable {
     static let shared = ShimKeychain()
 
-    private struct Key: Hashable {
+    fileprivate struct Key: Hashable {
         var service: String
         var account: String
         var accessGroup: String?
     }
 
-    private let lock = NSLock()
-    private var items: [Key: (data: Data, accessible: String)] = [:]
-    private var locked = false
-
-    private func withLock<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+    struct State {
+        fileprivate var items: [Key: (data: Data, accessible: String)] = [:]
+        var locked = false
     }
 
-    var count: Int { withLock { items.count } }
-    func setLocked(_ value: Bool) { withLock { locked = value } }
+    let state = Locked(State())
 
     /// The attributes of a query; `nil` for one the SDK should never send.
     private func parse(_ query: CFDictionary) -> (service: String, account: String, group: String?)? {
@@ -92,44 +83,44 @@ final class ShimKeychain: @unchecked Sendable {
     }
 
     func add(_ attributes: CFDictionary) -> OSStatus {
-        withLock {
-            if locked { return errSecInteractionNotAllowed }
+        state.withLock { state in
+            if state.locked { return errSecInteractionNotAllowed }
             guard let q = parse(attributes), let data = attributes[kSecValueData] as? Data else { return errSecParam }
             let accessible = attributes[kSecAttrAccessible] as? String ?? kSecAttrAccessibleWhenUnlockedThisDeviceOnly
             let key = Key(service: q.service, account: q.account, accessGroup: q.group)
-            guard items[key] == nil else { return errSecDuplicateItem }
-            items[key] = (data, accessible)
+            guard state.items[key] == nil else { return errSecDuplicateItem }
+            state.items[key] = (data, accessible)
             return errSecSuccess
         }
     }
 
     func update(_ query: CFDictionary, _ changes: CFDictionary) -> OSStatus {
-        withLock {
-            if locked { return errSecInteractionNotAllowed }
+        state.withLock { state in
+            if state.locked { return errSecInteractionNotAllowed }
             guard let q = parse(query), let data = changes[kSecValueData] as? Data else { return errSecParam }
-            let keys = items.keys.filter { matches($0, q) }
+            let keys = state.items.keys.filter { matches($0, q) }
             guard !keys.isEmpty else { return errSecItemNotFound }
-            for key in keys { items[key]?.data = data }
+            for key in keys { state.items[key]?.data = data }
             return errSecSuccess
         }
     }
 
     func copy(_ query: CFDictionary) -> (OSStatus, Data?) {
-        withLock {
-            if locked { return (errSecInteractionNotAllowed, nil) }
+        state.withLock { state in
+            if state.locked { return (errSecInteractionNotAllowed, nil) }
             guard let q = parse(query) else { return (errSecParam, nil) }
-            guard let key = items.keys.first(where: { matches($0, q) }) else { return (errSecItemNotFound, nil) }
-            return (errSecSuccess, items[key]?.data)
+            guard let key = state.items.keys.first(where: { matches($0, q) }) else { return (errSecItemNotFound, nil) }
+            return (errSecSuccess, state.items[key]?.data)
         }
     }
 
     func delete(_ query: CFDictionary) -> OSStatus {
-        withLock {
-            if locked { return errSecInteractionNotAllowed }
+        state.withLock { state in
+            if state.locked { return errSecInteractionNotAllowed }
             guard let q = parse(query) else { return errSecParam }
-            let keys = items.keys.filter { matches($0, q) }
+            let keys = state.items.keys.filter { matches($0, q) }
             guard !keys.isEmpty else { return errSecItemNotFound }
-            for key in keys { items[key] = nil }
+            for key in keys { state.items[key] = nil }
             return errSecSuccess
         }
     }
