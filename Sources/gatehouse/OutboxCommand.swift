@@ -4,7 +4,7 @@ import GatehouseCore
 
 struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "outbox", abstract: "Inspect the mail and SMS outbox and revive dead messages.",
+        commandName: "outbox", abstract: "Inspect the outbox (mail, SMS, webhooks) and revive dead messages.",
         subcommands: [List.self, Retry.self])
 
     struct List: AsyncParsableCommand {
@@ -14,6 +14,10 @@ struct OutboxCommand: AsyncParsableCommand {
         @Option(help: "How many to show") var limit = 50
 
         func run() async throws {
+            try await Self.show(store: store, status: status, channel: nil, limit: limit)
+        }
+
+        static func show(store: StoreOptions, status: String?, channel: OutboxMessage.Channel?, limit: Int) async throws {
             let filter: OutboxMessage.Status?
             if let status {
                 guard let parsed = OutboxMessage.Status(rawValue: status) else {
@@ -26,7 +30,7 @@ struct OutboxCommand: AsyncParsableCommand {
             let persistence = try await store.open(logger: cliLogger())
             let rows: [OutboxMessage]
             do {
-                rows = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).list(status: filter, limit: limit)
+                rows = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).list(status: filter, channel: channel, limit: limit)
             } catch {
                 await persistence.shutdown()
                 throw error
@@ -54,17 +58,26 @@ struct OutboxCommand: AsyncParsableCommand {
         @Argument(help: "Message id") var id: String
 
         func run() async throws {
+            try await Self.revive(store: store, id: id, channel: nil)
+        }
+
+        static func revive(store: StoreOptions, id: String, channel: OutboxMessage.Channel?) async throws {
             guard let uuid = UUID(uuidString: id) else { throw ValidationError("\(id) is not a message id") }
             let persistence = try await store.open(logger: cliLogger())
             let revived: Bool
             do {
-                revived = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).retry(id: uuid)
+                let admin = OutboxAdmin(persistence: persistence, clock: SystemWallClock())
+                if let channel, try await persistence.read({ try await $0.outbox.find(id: uuid) })?.channel != channel {
+                    revived = false
+                } else {
+                    revived = try await admin.retry(id: uuid)
+                }
             } catch {
                 await persistence.shutdown()
                 throw error
             }
             await persistence.shutdown()
-            guard revived else { throw ValidationError("no dead or pending message with id \(id)") }
+            guard revived else { throw ValidationError("no dead or pending \(channel?.rawValue ?? "message") with id \(id)") }
             print("Message \(id) will be sent again.")
         }
     }

@@ -26,6 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
     var outboxDir: String?
     @Option(name: .customLong("templates-dir"), help: "Directory of mail and page templates overriding the bundled ones, LANG/NAME.mustache (GATEHOUSE_TEMPLATES_DIR)")
     var templatesDir: String?
+    @Option(name: .customLong("hooks-file"), help: "JSON file of before-hooks (HTTP endpoints asked at sign-up, login, recovery, verification, token issue and profile update) and signed webhooks; see docs/hooks.md (GATEHOUSE_HOOKS_FILE)")
+    var hooksFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
     var logLevel: String?
     @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
@@ -89,6 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.smsURL = Env.value(smsURL, "GATEHOUSE_SMS_URL")
         c.outboxDir = Env.value(outboxDir, "GATEHOUSE_OUTBOX_DIR") ?? c.outboxDir
         c.templatesDir = Env.value(templatesDir, "GATEHOUSE_TEMPLATES_DIR")
+        c.hooksFile = Env.value(hooksFile, "GATEHOUSE_HOOKS_FILE")
         c.logLevel = Env.value(logLevel, "GATEHOUSE_LOG_LEVEL") ?? c.logLevel
         c.logFormat = Env.value(logFormat, "GATEHOUSE_LOG_FORMAT") ?? c.logFormat
         c.argon2 = try argon2.resolve(c.argon2)

@@ -75,6 +75,9 @@ extension ErrorCode {
     // Capacity
     public static let rateLimited: ErrorCode = "rate_limited"
     public static let serverBusy: ErrorCode = "server_busy"
+    /// The operator's hook for this step did not answer, or answered badly, and it is set to refuse
+    /// then (`Retry-After` is sent); retrying later may succeed.
+    public static let hookFailed: ErrorCode = "hook_failed"
     public static let internalError: ErrorCode = "internal_error"
 }
 
@@ -105,7 +108,7 @@ extension ErrorCode {
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
         .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
-        .rateLimited, .serverBusy, .internalError,
+        .rateLimited, .serverBusy, .hookFailed, .internalError,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,
     ]
 }

@@ -57,6 +57,9 @@ public struct User: Codable, Hashable, Sendable {
     public var agreementsUpToDate: Bool?
     /// In token responses: the client's required profile fields the user has not filled in.
     public var missingRequiredFields: [String]?
+    /// What the server, its hooks and operators keep about the user (roles, plan, …); the app reads
+    /// it but cannot change it. The app's own data goes in ``Profile/metadata``.
+    public var appMetadata: [String: JSONValue]?
 
     public init(
         id: UUID, email: String?, emailVerified: Bool, phone: String?, phoneVerified: Bool, hasPassword: Bool,
@@ -88,6 +91,7 @@ public struct User: Codable, Hashable, Sendable {
         try c.encodeIfPresent(lastLoginAt, forKey: .lastLoginAt)
         try c.encodeIfPresent(agreementsUpToDate, forKey: .agreementsUpToDate)
         try c.encodeIfPresent(missingRequiredFields, forKey: .missingRequiredFields)
+        try c.encodeIfPresent(appMetadata, forKey: .appMetadata)
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -99,5 +103,6 @@ public struct User: Codable, Hashable, Sendable {
         case lastLoginAt = "last_login_at"
         case agreementsUpToDate = "agreements_up_to_date"
         case missingRequiredFields = "missing_required_fields"
+        case appMetadata = "app_metadata"
     }
 }

@@ -249,6 +249,11 @@ extension GatehouseError {
             detail: "Too many attempts. Try again later.", retryAfter: max(1, retryAfter))
     }
 
+    /// An operator's before-hook failed and is set to fail closed.
+    public static let hookFailed = GatehouseError(
+        .unavailable, code: .hookFailed, title: "Hook failed",
+        detail: "A check this service depends on did not answer. Try again shortly.", retryAfter: 5)
+
     public static func busy(retryAfter: Int) -> GatehouseError {
         GatehouseError(
             .unavailable, code: .serverBusy, title: "Server busy",

@@ -16,14 +16,22 @@ public struct AccountFlow: Sendable {
         let userID = principal.user.id
         let event = HookEvent(
             point: .profileUpdate, clientID: principal.session.clientID, userID: userID, profile: update, meta: meta)
-        try await services.hooks.before(event)
+        let changes = try await services.hooks.before(event)
+        var merged = update
+        if let changed = changes.profile {
+            merged.merge(changed)
+            try ProfileValidator.requireValid(merged, now: now)
+        }
+        let applied = merged
         let updated = try await services.persistence.transaction { stores in
             guard var user = try await stores.users.find(id: userID) else {
                 throw GatehouseError.unauthorized("The session has ended.", code: .sessionRevoked)
             }
-            user.profile.merge(update)
+            user.profile.merge(applied)
+            if let metadata = changes.appMetadata { user.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 } }
             user.updatedAt = now
             try await stores.users.update(user)
+            try await services.recordEvent(event, stores: stores)
             return user.wire
         }
         await services.hooks.after(event)
@@ -63,8 +71,12 @@ public struct AccountFlow: Sendable {
         }
         let hash = try await password.hash(request.password)
         let sessionID = principal.session.id
+        let changed = HookEvent(
+            point: .passwordChange, clientID: principal.session.clientID, method: "password", identifier: user.email, userID: user.id,
+            meta: meta)
         try await services.persistence.transaction { stores in
             try await password.setPassword(hash: hash, for: user, now: now, stores: stores)
+            try await services.recordEvent(changed, stores: stores)
             _ = try await stores.sessions.revokeAll(userID: user.id, except: sessionID, at: now, reason: .passwordChanged)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(
@@ -72,6 +84,7 @@ public struct AccountFlow: Sendable {
                     variables: [:], stores: stores)
             }
         }
+        await services.hooks.after(changed)
     }
 }
 

@@ -91,6 +91,11 @@ public struct DeviceAuthenticatorsFlow: Sendable {
             else { return false }
             _ = try await stores.credentials.delete(id: id)
             _ = try await stores.sessions.revokeAll(credentialID: id, at: now, reason: .authenticatorRemoved)
+            try await services.recordEvent(
+                HookEvent(
+                    point: .authenticatorRemoval, clientID: principal.session.clientID, method: CredentialType.deviceAuthenticator.rawValue,
+                    userID: userID, meta: RequestMeta()),
+                stores: stores)
             return true
         }
         guard deleted else { throw GatehouseError.notFound("No such authenticator.") }

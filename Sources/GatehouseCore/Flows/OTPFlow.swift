@@ -82,7 +82,7 @@ public struct OTPFlow: Sendable {
         if let nonce = request.nonce, nonce.count > 256 {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
         }
-        try await services.hooks.before(
+        let changes = try await services.hooks.before(
             HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, meta: meta))
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
@@ -134,7 +134,13 @@ public struct OTPFlow: Sendable {
             }
             signedIn.lastLoginAt = now
             signedIn.updatedAt = now
+            if let metadata = changes.appMetadata { signedIn.appMetadata = (signedIn.appMetadata ?? [:]).merging(metadata) { $1 } }
             try await stores.users.update(signedIn)
+            try await services.recordEvent(
+                HookEvent(
+                    point: isNew ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
+                    userID: signedIn.id, meta: meta),
+                stores: stores)
             if request.acceptTerms == true {
                 try await TermsAcceptance.record(userID: signedIn.id, client: client, at: now, stores: stores)
             }
@@ -142,7 +148,9 @@ public struct OTPFlow: Sendable {
             return (signedIn, isNew, started)
         }
         await services.hooks.after(
-            HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, userID: outcome.0.id, meta: meta))
+            HookEvent(
+                point: outcome.1 ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
+                userID: outcome.0.id, meta: meta))
         return try await issuer.response(
             session: outcome.2.session, refreshToken: outcome.2.refreshToken, client: client, user: outcome.0,
             isNew: outcome.1, nonce: request.nonce)

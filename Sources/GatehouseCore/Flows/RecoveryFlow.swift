@@ -84,6 +84,9 @@ public struct RecoveryFlow: Sendable {
                 try await password.removePassword(of: user.id, stores: stores)
                 _ = try await stores.sessions.revokeAll(userID: user.id, except: nil, at: now, reason: .passwordChanged)
             }
+            try await services.recordEvent(
+                HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta),
+                stores: stores)
             return (user, try await issuer.start(user: user, client: client, amr: [AuthenticationMethod.recovery], scopes: scopes, meta: meta, stores: stores))
         }
         await services.hooks.after(
@@ -113,7 +116,10 @@ public struct RecoveryFlow: Sendable {
         let hash = try await strategy.hash(password)
         let record = try await codes.redeem(token: token, purpose: .recovery)
         guard let userID = record.userID, userID == user.id else { throw OneTimeCodes.expired }
+        let changed = HookEvent(
+            point: .passwordChange, clientID: record.clientID, method: "email_link", identifier: user.email, userID: userID, meta: meta)
         try await services.persistence.transaction { stores in
+            try await services.recordEvent(changed, stores: stores)
             if !user.emailVerified {
                 var verified = user
                 verified.emailVerified = true
@@ -131,5 +137,6 @@ public struct RecoveryFlow: Sendable {
         }
         await services.hooks.after(
             HookEvent(point: .recovery, clientID: record.clientID, method: "email_link", identifier: user.email, userID: userID, meta: meta))
+        await services.hooks.after(changed)
     }
 }

@@ -11,7 +11,10 @@ public struct SessionsFlow: Sendable {
         let now = services.clock.now()
         let sessionID = principal.session.id
         let userID = principal.user.id
+        let event = HookEvent(
+            point: .logout, clientID: principal.session.clientID, method: "logout_\(scope.rawValue)", userID: userID, meta: RequestMeta())
         try await services.persistence.transaction { stores in
+            try await services.recordEvent(event, stores: stores)
             switch scope {
             case .local:
                 _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .logout)
@@ -21,6 +24,7 @@ public struct SessionsFlow: Sendable {
                 _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .logoutGlobal)
             }
         }
+        await services.hooks.after(event)
     }
 
     public func list(_ principal: Principal) async throws -> SessionList {
@@ -56,6 +60,9 @@ public struct SessionsFlow: Sendable {
             guard let session = try await stores.sessions.find(id: sessionID), session.userID == userID,
                 session.isLive(at: now)
             else { return false }
+            try await services.recordEvent(
+                HookEvent(point: .logout, clientID: session.clientID, method: "session_revoke", userID: userID, meta: RequestMeta()),
+                stores: stores)
             return try await stores.sessions.revoke(id: sessionID, at: now, reason: .userRevoked)
         }
         guard revoked else { throw GatehouseError.notFound("No such session.") }

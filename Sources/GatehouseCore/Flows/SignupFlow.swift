@@ -28,20 +28,27 @@ public struct SignupFlow: Sendable {
         var result = ValidationResult()
         let email = EmailAddress.validate(request.email, into: &result)
         services.settings.passwordPolicy.validate(request.password, email: email, into: &result)
-        let profile = request.profile ?? Profile()
+        var profile = request.profile ?? Profile()
         ProfileValidator().validate(profile, now: now, into: &result)
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
-        try await services.hooks.before(
+        let changes = try await services.hooks.before(
             HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile, meta: meta))
+        if let changed = changes.profile {
+            profile.merge(changed)
+            try ProfileValidator.requireValid(profile, now: now)
+        }
         try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
 
         let hash = try await services.password.hash(request.password)
         let user = UserRecord(
             // Not verified even when the client does not require it: nothing proved the address yet, and
             // ID tokens must not say otherwise.
-            email: email, emailVerified: false, profile: profile, createdAt: now,
+            email: email, emailVerified: false, profile: profile, appMetadata: changes.appMetadata, createdAt: now,
             hasPassword: true)
+        let created = HookEvent(
+            point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, userID: user.id,
+            profile: profile, meta: meta)
         let verificationRequired = client.settings.emailVerification == .required
 
         let issuer = services.issuer
@@ -50,6 +57,7 @@ public struct SignupFlow: Sendable {
             step = try await services.persistence.transaction { stores in
                 try await stores.users.insert(user)
                 try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
+                try await services.recordEvent(created, stores: stores)
                 if request.acceptTerms == true {
                     try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores)
                 }
@@ -67,8 +75,7 @@ public struct SignupFlow: Sendable {
         } catch StoreError.conflict {
             return try await alreadyRegistered(email: email, profile: profile, client: client, meta: meta, now: now)
         }
-        await services.hooks.after(
-            HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, userID: user.id, meta: meta))
+        await services.hooks.after(created)
         switch step {
         case .pending(let pending):
             try await startResendCooldown(email: email, client: client)

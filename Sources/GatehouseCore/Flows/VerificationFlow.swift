@@ -76,7 +76,7 @@ public struct VerificationFlow: Sendable {
     public func followLink(token: String) async throws -> LinkOutcome {
         let record = try await codes.redeem(token: token, purpose: .verifyEmail)
         let client = try await clients.resolve(record.clientID)
-        let user = try await markVerified(record)
+        let user = try await markVerified(record, method: "email_link")
         let link = record.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
         guard let redirect = link?.redirectTo, client.redirectURIs.contains(redirect) else {
             return .confirmed(email: user.email ?? "")
@@ -87,7 +87,7 @@ public struct VerificationFlow: Sendable {
     }
 
     private func signIn(_ record: OneTimeCodeRecord, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
-        let user = try await markVerified(record)
+        let user = try await markVerified(record, method: "email_code", meta: meta)
         await services.hooks.after(
             HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
         let scopes = SessionIssuer.grant(requested: nil, client: client)
@@ -99,7 +99,7 @@ public struct VerificationFlow: Sendable {
             session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
     }
 
-    private func markVerified(_ record: OneTimeCodeRecord) async throws -> UserRecord {
+    private func markVerified(_ record: OneTimeCodeRecord, method: String, meta: RequestMeta = RequestMeta()) async throws -> UserRecord {
         let now = services.clock.now()
         guard let userID = record.userID else { throw OneTimeCodes.expired }
         return try await services.persistence.transaction { stores in
@@ -111,6 +111,11 @@ public struct VerificationFlow: Sendable {
                 user.emailVerified = true
                 user.updatedAt = now
                 try await stores.users.update(user)
+                try await services.recordEvent(
+                    HookEvent(
+                        point: .verification, clientID: record.clientID, method: method, identifier: user.email, userID: user.id,
+                        meta: meta),
+                    stores: stores)
             }
             return user
         }

@@ -2,7 +2,8 @@ import Foundation
 import GatehouseAPI
 
 /// The points in the flows where operator code may take part. Before-points may refuse (with the
-/// same ``ValidationResult`` an app already receives); after-points only learn what happened.
+/// same ``ValidationResult`` an app already receives) or change what the flow stores; after-points
+/// only learn what happened. The last three are after-points only.
 public enum HookPoint: String, Sendable, Hashable, CaseIterable, Codable {
     case signup
     case login
@@ -10,6 +11,12 @@ public enum HookPoint: String, Sendable, Hashable, CaseIterable, Codable {
     case verification
     case tokenIssue = "token_issue"
     case profileUpdate = "profile_update"
+    case passwordChange = "password_change"
+    case logout
+    case authenticatorRemoval = "authenticator_removal"
+
+    /// The points a before-hook is asked at.
+    public static let beforePoints: [HookPoint] = [.signup, .login, .recovery, .verification, .tokenIssue, .profileUpdate]
 }
 
 /// What a hook sees. Only non-secret input: never a password, a code, a token or a key, by
@@ -27,11 +34,13 @@ public struct HookEvent: Sendable, Hashable {
     public var profile: Profile?
     /// What a custom device authenticator sent besides its signature, for the operator's check.
     public var customData: String?
+    /// The granted scopes (token issue).
+    public var scopes: [String]?
     public var meta: RequestMeta
 
     public init(
         point: HookPoint, clientID: String, method: String? = nil, identifier: String? = nil, userID: UUID? = nil,
-        profile: Profile? = nil, customData: String? = nil, meta: RequestMeta
+        profile: Profile? = nil, customData: String? = nil, scopes: [String]? = nil, meta: RequestMeta
     ) {
         self.point = point
         self.clientID = clientID
@@ -40,18 +49,48 @@ public struct HookEvent: Sendable, Hashable {
         self.userID = userID
         self.profile = profile
         self.customData = customData
+        self.scopes = scopes
         self.meta = meta
+    }
+}
+
+/// What a before-hook may change when it allows: profile fields (sign-up, profile update),
+/// `app_metadata` (sign-up, login, profile update) and extra access-token claims (token issue).
+/// Elsewhere changes are ignored.
+public struct HookChanges: Sendable, Hashable {
+    public var profile: Profile?
+    public var appMetadata: [String: JSONValue]?
+    public var claims: [String: JSONValue]
+
+    public init(profile: Profile? = nil, appMetadata: [String: JSONValue]? = nil, claims: [String: JSONValue] = [:]) {
+        self.profile = profile
+        self.appMetadata = appMetadata
+        self.claims = claims
+    }
+
+    public var isEmpty: Bool { profile == nil && appMetadata == nil && claims.isEmpty }
+
+    /// Later hooks win, field by field.
+    mutating func merge(_ later: HookChanges) {
+        if let profile = later.profile {
+            if self.profile == nil { self.profile = Profile() }
+            self.profile?.merge(profile)
+        }
+        if let metadata = later.appMetadata { appMetadata = (appMetadata ?? [:]).merging(metadata) { $1 } }
+        claims.merge(later.claims) { $1 }
     }
 }
 
 /// A before-hook's answer.
 public enum HookVerdict: Sendable, Equatable {
     case allow
+    /// Allowed, with changes to what the flow stores or issues.
+    case change(HookChanges)
     /// Refused; the caller gets a 422 with these field errors.
     case deny(ValidationResult)
 }
 
-/// Operator code at the hook points (a validation endpoint, a webhook sender, a test's recorder).
+/// Operator code at the hook points (a validation endpoint, a test's recorder).
 public protocol FlowHook: Sendable {
     func before(_ event: HookEvent) async throws -> HookVerdict
     func after(_ event: HookEvent) async
@@ -62,24 +101,47 @@ extension FlowHook {
     public func after(_ event: HookEvent) async {}
 }
 
-/// The hooks a server runs, in order. Empty by default: the flows pass through every point anyway,
-/// so plugging hooks in changes no flow.
+/// The hooks a server runs, in order, and the webhook subscriptions. Empty by default: the flows pass
+/// through every point anyway, so plugging hooks in changes no flow.
 public struct FlowHooks: Sendable {
     public let hooks: [any FlowHook]
+    /// Webhooks are written to the outbox in the transaction of the change they report, so an event
+    /// is never lost between a commit and a crash.
+    public let webhooks: WebhookOutbox?
 
-    public init(_ hooks: [any FlowHook] = []) { self.hooks = hooks }
+    public init(_ hooks: [any FlowHook] = [], webhooks: WebhookOutbox? = nil) {
+        self.hooks = hooks
+        self.webhooks = webhooks
+    }
 
-    /// Runs every before-hook; the first refusal ends the flow with a 422.
-    public func before(_ event: HookEvent) async throws {
+    /// Whether any before-hook is configured (token issue skips building its event otherwise).
+    public var hasBeforeHooks: Bool { !hooks.isEmpty }
+
+    /// Runs every before-hook; the first refusal ends the flow with a 422. Returns the changes the
+    /// hooks asked for, merged in order.
+    @discardableResult
+    public func before(_ event: HookEvent) async throws -> HookChanges {
+        var changes = HookChanges()
         for hook in hooks {
-            if case .deny(let result) = try await hook.before(event) {
-                throw GatehouseError.validation(result)
+            switch try await hook.before(event) {
+            case .allow: break
+            case .change(let more): changes.merge(more)
+            case .deny(let result): throw GatehouseError.validation(result)
             }
         }
+        return changes
     }
 
     /// Runs every after-hook. They cannot undo what was committed, so they cannot fail the flow.
     public func after(_ event: HookEvent) async {
         for hook in hooks { await hook.after(event) }
+    }
+}
+
+extension CoreServices {
+    /// Writes the webhooks for `event` in the caller's transaction (nothing when none is subscribed).
+    public func recordEvent(_ event: HookEvent, stores: any Stores) async throws {
+        guard let webhooks = hooks.webhooks else { return }
+        try await webhooks.enqueue(event, secret: secret, now: clock.now(), stores: stores)
     }
 }

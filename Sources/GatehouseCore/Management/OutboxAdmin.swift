@@ -12,9 +12,9 @@ public struct OutboxAdmin: Sendable {
     }
 
     /// Newest first; `limit` is clamped to 1…10,000.
-    public func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage] {
+    public func list(status: OutboxMessage.Status?, channel: OutboxMessage.Channel? = nil, limit: Int) async throws -> [OutboxMessage] {
         let bounded = max(1, min(limit, 10_000))
-        return try await persistence.read { try await $0.outbox.list(status: status, limit: bounded) }
+        return try await persistence.read { try await $0.outbox.list(status: status, channel: channel, limit: bounded) }
     }
 
     /// Makes a dead or pending message due now with its attempts reset; false when there is no such message.

@@ -94,13 +94,23 @@ public struct OutboxDelivery: Sendable {
             guard let transport = transports[row.channel] else {
                 throw DeliveryFailure(permanent: true, reason: "no transport for \(row.channel.rawValue)")
             }
-            let variables = try JSONDecoder().decode([String: String].self, from: try services.secret.open(row.sealedPayload))
-            let rendered = try renderer.render(kind: row.kind, channel: row.channel, locale: row.locale, variables: variables)
-            try await transport.deliver(
-                OutgoingMessage(
-                    kind: row.kind, channel: row.channel, recipient: row.recipient, subject: rendered.subject,
-                    text: rendered.text, html: rendered.html,
-                    messageID: "<\(row.id.uuidString.lowercased())@\(messageIDDomain)>"))
+            let payload = try services.secret.open(row.sealedPayload)
+            if row.channel == .webhook {
+                // The event is the body; the row id is its `webhook-id`, the same on every attempt.
+                try await transport.deliver(
+                    OutgoingMessage(
+                        kind: row.kind, channel: row.channel, recipient: row.recipient, subject: nil,
+                        text: String(decoding: payload, as: UTF8.self), html: nil,
+                        messageID: "msg_" + row.id.uuidString.lowercased()))
+            } else {
+                let variables = try JSONDecoder().decode([String: String].self, from: payload)
+                let rendered = try renderer.render(kind: row.kind, channel: row.channel, locale: row.locale, variables: variables)
+                try await transport.deliver(
+                    OutgoingMessage(
+                        kind: row.kind, channel: row.channel, recipient: row.recipient, subject: rendered.subject,
+                        text: rendered.text, html: rendered.html,
+                        messageID: "<\(row.id.uuidString.lowercased())@\(messageIDDomain)>"))
+            }
             outcome = .success(())
         } catch let failure as DeliveryFailure {
             outcome = .failure(failure)

@@ -10,6 +10,8 @@ public struct UserRecord: Sendable, Hashable {
     public var phone: String?
     public var phoneVerified: Bool
     public var profile: Profile
+    /// Written by the server, hooks and operators only; the user reads it.
+    public var appMetadata: [String: JSONValue]?
     public var state: UserState
     public var createdAt: Date
     public var updatedAt: Date
@@ -19,7 +21,7 @@ public struct UserRecord: Sendable, Hashable {
 
     public init(
         id: UUID = UUID(), email: String?, emailVerified: Bool = false, phone: String? = nil,
-        phoneVerified: Bool = false, profile: Profile = Profile(), state: UserState = .active, createdAt: Date,
+        phoneVerified: Bool = false, profile: Profile = Profile(), appMetadata: [String: JSONValue]? = nil, state: UserState = .active, createdAt: Date,
         updatedAt: Date? = nil, lastLoginAt: Date? = nil, hasPassword: Bool = false
     ) {
         self.id = id
@@ -28,6 +30,7 @@ public struct UserRecord: Sendable, Hashable {
         self.phone = phone
         self.phoneVerified = phoneVerified
         self.profile = profile
+        self.appMetadata = appMetadata
         self.state = state
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
@@ -36,8 +39,10 @@ public struct UserRecord: Sendable, Hashable {
     }
 
     public var wire: User {
-        User(
+        var user = User(
             id: id, email: email, emailVerified: emailVerified, phone: phone, phoneVerified: phoneVerified,
             hasPassword: hasPassword, profile: profile, state: state, createdAt: createdAt, lastLoginAt: lastLoginAt)
+        user.appMetadata = appMetadata
+        return user
     }
 }

@@ -8,6 +8,18 @@ public struct ProfileValidator: Sendable {
 
     public init() {}
 
+    /// Throws the validation error for a profile that breaks a rule.
+    public static func requireValid(_ profile: Profile, now: Date) throws {
+        var result = ValidationResult()
+        ProfileValidator().validate(profile, now: now, into: &result)
+        guard result.isValid else { throw GatehouseError.validation(result) }
+    }
+
+    /// Whether app metadata fits the same 16 KiB as the user's own metadata.
+    public static func fits(appMetadata: [String: JSONValue]) -> Bool {
+        ((try? JSONEncoder().encode(appMetadata))?.count ?? Int.max) <= maxMetadataBytes
+    }
+
     public func validate(_ profile: Profile, now: Date, into result: inout ValidationResult) {
         for (field, value) in [("name", profile.name), ("given_name", profile.givenName), ("family_name", profile.familyName)] {
             guard let value else { continue }

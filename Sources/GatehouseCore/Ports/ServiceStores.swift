@@ -38,7 +38,7 @@ public protocol OutboxStore: Sendable {
     func renewLease(ids: [UUID], until: Date) async throws
     func markSent(id: UUID, at: Date) async throws
     func markFailed(id: UUID, error: String, retryAt: Date?, at: Date) async throws
-    func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage]
+    func list(status: OutboxMessage.Status?, channel: OutboxMessage.Channel?, limit: Int) async throws -> [OutboxMessage]
     func find(id: UUID) async throws -> OutboxMessage?
     func retry(id: UUID, at: Date) async throws -> Bool
 }
@@ -65,4 +65,10 @@ public protocol HousekeepingStore: Sendable {
     /// Deletes at most `limit` rows of `kind` older than `before` (per its own notion of age); returns
     /// how many went.
     func purge(_ kind: ExpiredRows, before: Date, limit: Int) async throws -> Int
+}
+
+extension OutboxStore {
+    public func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage] {
+        try await list(status: status, channel: nil, limit: limit)
+    }
 }

@@ -39,7 +39,7 @@ public struct FlowRunner: Sendable {
         }
         let identifier = try strategy.identifier(of: submission)
         let meta = request.meta
-        try await services.hooks.before(
+        let changes = try await services.hooks.before(
             HookEvent(
                 point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
                 customData: request.customData, meta: meta))
@@ -72,12 +72,15 @@ public struct FlowRunner: Sendable {
             throw GatehouseError.invalidCredentials
         }
         let limit = strategy.failureLimit(for: credential, client: client)
-        let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now) } else { nil }
+        let removal = HookEvent(
+            point: .authenticatorRemoval, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
+            userID: credential.userID, meta: meta)
+        let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now, removal: removal) } else { nil }
         let verification = try await givingBackWhenBusy(attempt) { try await strategy.verify(submission, against: credential) }
         guard case .verified(let upgradedConfig) = verification else {
             // The throttle counted this attempt already; the credential keeps its own count too.
             if let limit, let reserved {
-                try await rejectLimited(credential, limit: limit, reserved: reserved, now: now)
+                try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
             }
             _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
             logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
@@ -96,6 +99,8 @@ public struct FlowRunner: Sendable {
 
         let scopes = SessionIssuer.grant(requested: request.scope, client: client)
         let issuer = services.issuer
+        let signedIn = HookEvent(
+            point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, userID: user.id, meta: meta)
         let started = try await services.persistence.transaction { stores in
             if let upgradedConfig {
                 var upgraded = credential
@@ -112,14 +117,19 @@ public struct FlowRunner: Sendable {
             }
             if let attempt { try await throttle.succeeded(attempt, stores: stores) }
             try await stores.users.recordLogin(id: user.id, at: now)
+            if let metadata = changes.appMetadata, var current = try await stores.users.find(id: user.id) {
+                current.appMetadata = (current.appMetadata ?? [:]).merging(metadata) { $1 }
+                try await stores.users.update(current)
+            }
+            try await services.recordEvent(signedIn, stores: stores)
             return try await issuer.start(
                 user: user, client: client, amr: strategy.amr(for: credential), scopes: scopes, meta: meta, stores: stores,
                 credentialID: credential.id)
         }
-        await services.hooks.after(
-            HookEvent(point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, userID: user.id, meta: meta))
+        await services.hooks.after(signedIn)
         var shown = user
         shown.lastLoginAt = now
+        if let metadata = changes.appMetadata { shown.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 } }
         return try await issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: shown, isNew: false,
             nonce: request.nonce)
@@ -127,13 +137,13 @@ public struct FlowRunner: Sendable {
 
     /// Counts the attempt before it is checked: the count it gets is its place in line, so however many
     /// run at once, at most `limit` are ever checked against the credential.
-    private func reserveAttempt(on credential: CredentialRecord, limit: Int, now: Date) async throws -> Int {
+    private func reserveAttempt(on credential: CredentialRecord, limit: Int, now: Date, removal: HookEvent) async throws -> Int {
         let count = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
         guard let count else { throw GatehouseError.deviceDeregistered() }
         // More attempts than allowed: a burst of guesses, or a count left behind by a crash or a lowered
         // limit. Either way the credential is spent; it is never checked again.
         if count > limit {
-            try await remove(credential, now: now)
+            try await remove(credential, now: now, removal: removal)
             throw GatehouseError.deviceDeregistered()
         }
         return count
@@ -141,9 +151,9 @@ public struct FlowRunner: Sendable {
 
     /// A counted attempt failed: its failure stays counted; the last allowed one deletes the credential
     /// and ends every session started with it.
-    private func rejectLimited(_ credential: CredentialRecord, limit: Int, reserved: Int, now: Date) async throws -> Never {
+    private func rejectLimited(_ credential: CredentialRecord, limit: Int, reserved: Int, now: Date, removal: HookEvent) async throws -> Never {
         let exhausted = reserved >= limit
-        if exhausted { try await remove(credential, now: now) }
+        if exhausted { try await remove(credential, now: now, removal: removal) }
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
@@ -175,11 +185,14 @@ public struct FlowRunner: Sendable {
     }
 
     /// Deletes a spent credential and ends every session it started, together.
-    private func remove(_ credential: CredentialRecord, now: Date) async throws {
-        try await services.persistence.transaction { stores in
-            _ = try await stores.credentials.delete(id: credential.id)
+    private func remove(_ credential: CredentialRecord, now: Date, removal: HookEvent) async throws {
+        let removed = try await services.persistence.transaction { stores -> Bool in
+            guard try await stores.credentials.delete(id: credential.id) else { return false }
             _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
+            try await services.recordEvent(removal, stores: stores)
+            return true
         }
+        if removed { await services.hooks.after(removal) }
     }
 
 }

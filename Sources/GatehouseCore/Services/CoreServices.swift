@@ -41,7 +41,7 @@ public struct CoreServices: Sendable {
         self.clientCache = cache
         self.clients = ClientResolver(persistence: persistence, cache: cache)
         self.allowedOrigins = AllowedOrigins(persistence: persistence, clock: clock)
-        self.issuer = SessionIssuer(persistence: persistence, tokens: tokens, clock: clock, settings: settings)
+        self.issuer = SessionIssuer(persistence: persistence, tokens: tokens, clock: clock, settings: settings, hooks: hooks)
         self.browserSessions = BrowserSessions(persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime)
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
         self.throttle = LoginThrottle(policy: settings.throttle)

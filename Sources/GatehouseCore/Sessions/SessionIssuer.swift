@@ -7,12 +7,14 @@ public struct SessionIssuer: Sendable {
     let tokens: AccessTokens
     let clock: any WallClock
     let settings: CoreSettings
+    let hooks: FlowHooks
 
-    public init(persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings) {
+    public init(persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings, hooks: FlowHooks = FlowHooks()) {
         self.persistence = persistence
         self.tokens = tokens
         self.clock = clock
         self.settings = settings
+        self.hooks = hooks
     }
 
     public struct Started: Sendable {
@@ -66,9 +68,18 @@ public struct SessionIssuer: Sendable {
     ) async throws -> TokenResponse {
         let ttl = accessTTL(client)
         let scope = session.scopes.joined(separator: " ")
+        // Every issue asks, refreshes too, so claims follow the operator's data as it changes.
+        let claims =
+            hooks.hasBeforeHooks
+            ? try await hooks.before(
+                HookEvent(
+                    point: .tokenIssue, clientID: client.id, method: session.amr.first, identifier: user?.email, userID: session.userID,
+                    scopes: session.scopes, meta: RequestMeta(userAgent: session.userAgent))
+            ).claims : [:]
         let access = try await tokens.issue(
             subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
-            clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences)
+            clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences,
+            extraClaims: claims)
         var idToken: String?
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(

@@ -16,6 +16,15 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var scope: String
     public var sid: String
     public var amr: [String]
+    /// Claims a token-issue hook added. Written, never read back: a resource server reads them from
+    /// the JWT itself, and Gatehouse's own checks use only the registered claims.
+    public var extra: [String: JSONValue] = [:]
+
+    /// Names a hook can never set: the registered claims of RFC 7519/9068 and OIDC, and ours.
+    public static let reservedNames: Set<String> = [
+        "iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "scope", "sid", "amr", "acr", "auth_time",
+        "azp", "nonce", "at_hash", "c_hash", "cnf", "act", "may_act", "typ", "email_verified", "phone_number_verified",
+    ]
 
     public init(
         iss: String, sub: String, aud: Audience, exp: Int, iat: Int, jti: String, clientID: String, scope: String,
@@ -70,6 +79,20 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         try c.encode(scope, forKey: .scope)
         try c.encode(sid, forKey: .sid)
         try c.encode(amr, forKey: .amr)
+        if !extra.isEmpty {
+            var more = encoder.container(keyedBy: ClaimName.self)
+            for (name, value) in extra where !Self.reservedNames.contains(name) {
+                try more.encode(value, forKey: ClaimName(name))
+            }
+        }
+    }
+
+    private struct ClaimName: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }
 

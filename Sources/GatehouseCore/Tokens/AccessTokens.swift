@@ -20,12 +20,14 @@ public struct AccessTokens: Sendable {
     /// `resources`: the resource servers the token is also for (the client's `audiences`, or the one
     /// a token request named); the issuer is always the first audience.
     public func issue(
-        subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = []
+        subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = [],
+        extraClaims: [String: JSONValue] = [:]
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
-        let claims = AccessTokenClaims(
+        var claims = AccessTokenClaims(
             iss: issuer, sub: subject, aud: Audience([audience] + resources.filter { $0 != audience }), exp: now + ttl, iat: now, jti: UUID().uuidString.lowercased(),
             clientID: clientID, scope: scope, sid: sessionID, amr: amr)
+        claims.extra = extraClaims
         return try sign(claims, typ: "at+jwt")
     }
 

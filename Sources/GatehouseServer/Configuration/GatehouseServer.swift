@@ -26,6 +26,7 @@ public struct GatehouseServer: Sendable {
         transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks()
     ) async throws -> GatehouseServer {
         let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
+        let hooksFile = try configuration.hooksFile.map { try HooksConfiguration.load(path: $0) }
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
         let persistence = try await SQLPersistence.open(
             try DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase), logger: logger)
@@ -40,11 +41,14 @@ public struct GatehouseServer: Sendable {
             settings.smsAvailable = transports?[.sms] != nil || configuration.smsURL != nil || configuration.devOutbox
             let services = CoreServices(
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
-                settings: settings, logger: logger, hooks: hooks)
+                settings: settings, logger: logger, hooks: Self.hooks(hooks, file: hooksFile, logger: logger))
+            var transports = try transports ?? Self.transports(configuration, logger: logger)
+            if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
+                transports[.webhook] = WebhookTransport(webhooks: webhooks)
+            }
             let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
             let delivery = OutboxDelivery(
-                services: services, renderer: templates,
-                transports: try transports ?? Self.transports(configuration, logger: logger))
+                services: services, renderer: templates, transports: transports)
             return GatehouseServer(
                 configuration: configuration, services: services, persistence: persistence, keys: keys,
                 hashingPool: pool, createdDefaultClient: created, templates: templates, delivery: delivery,
@@ -78,6 +82,14 @@ public struct GatehouseServer: Sendable {
                 "the token issuer changed; tokens issued before no longer verify",
                 metadata: ["from": "\(from)", "to": "\(configuration.publicURL)"])
         }
+    }
+
+    /// The hooks given in code, then the hooks file's HTTP hooks; its webhooks, unless given in code.
+    static func hooks(_ given: FlowHooks, file: HooksConfiguration?, logger: Logger) -> FlowHooks {
+        guard let file else { return given }
+        let http: [any FlowHook] = file.hooks.map { HTTPFlowHook(hook: $0, allowedClaims: file.allowedClaims, logger: logger) }
+        let webhooks = file.webhooks.isEmpty ? nil : WebhookOutbox(subscriptions: file.webhooks.map(\.subscription))
+        return FlowHooks(given.hooks + http, webhooks: given.webhooks ?? webhooks)
     }
 
     /// SMTP and the SMS gateway when configured; the development outbox only when asked for

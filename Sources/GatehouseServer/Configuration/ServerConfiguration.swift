@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable {
     public var mailFrom = "Gatehouse <no-reply@localhost>"
     public var smsURL: String?
     public var outboxDir = "./outbox"
+    /// The hooks file: before-hooks over HTTP and webhook endpoints (`GATEHOUSE_HOOKS_FILE`).
+    public var hooksFile: String?
     /// Operator templates overriding the bundled ones, file by file.
     public var templatesDir: String?
     /// Whether this node drains the outbox in the background (tests drive it by hand).

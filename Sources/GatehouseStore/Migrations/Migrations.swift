@@ -261,5 +261,9 @@ enum Migrations {
             "CREATE INDEX browser_sessions_expiry ON browser_sessions (expires_at)",
             "CREATE INDEX outbox_sent ON outbox (sent_at) WHERE sent_at IS NOT NULL",
         ]),
+        // What only the server, hooks and operators write about a user (the user writes profile.metadata).
+        Migration(version: 8, name: "app metadata", statements: [
+            "ALTER TABLE users ADD COLUMN app_metadata TEXT",
+        ]),
     ]
 }

@@ -69,18 +69,34 @@ struct SQLOutboxStore: OutboxStore {
         ).run()
     }
 
-    func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage] {
-        if let status {
-            return try await db.raw(
+    func list(status: OutboxMessage.Status?, channel: OutboxMessage.Channel?, limit: Int) async throws -> [OutboxMessage] {
+        let rows: [any SQLRow]
+        switch (status, channel) {
+        case (nil, nil):
+            rows = try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM outbox ORDER BY created_at DESC LIMIT \(bind: limit)").all()
+        case (let status?, nil):
+            rows = try await db.raw(
                 """
                 SELECT \(unsafeRaw: Self.columns) FROM outbox WHERE status = \(bind: status.rawValue)
                 ORDER BY created_at DESC LIMIT \(bind: limit)
                 """
-            ).all().map(Self.decode)
+            ).all()
+        case (nil, let channel?):
+            rows = try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.columns) FROM outbox WHERE channel = \(bind: channel.rawValue)
+                ORDER BY created_at DESC LIMIT \(bind: limit)
+                """
+            ).all()
+        case (let status?, let channel?):
+            rows = try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.columns) FROM outbox WHERE status = \(bind: status.rawValue) AND channel = \(bind: channel.rawValue)
+                ORDER BY created_at DESC LIMIT \(bind: limit)
+                """
+            ).all()
         }
-        return try await db.raw(
-            "SELECT \(unsafeRaw: Self.columns) FROM outbox ORDER BY created_at DESC LIMIT \(bind: limit)"
-        ).all().map(Self.decode)
+        return try rows.map(Self.decode)
     }
 
     func find(id: UUID) async throws -> OutboxMessage? {

@@ -7,8 +7,8 @@ struct SQLUserStore: UserStore {
     let db: any SQLDatabase
 
     private static let columns = """
-        u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.state, u.created_at, u.updated_at,
-        u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.type = 'password') AS has_password
+        u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.app_metadata, u.state, u.created_at,
+        u.updated_at, u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.type = 'password') AS has_password
         """
 
     func insert(_ user: UserRecord) async throws {
@@ -16,10 +16,10 @@ struct SQLUserStore: UserStore {
         // the surrounding transaction.
         let inserted = try await db.raw(
             """
-            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, state, created_at, updated_at, last_login_at)
+            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, app_metadata, state, created_at, updated_at, last_login_at)
             VALUES (\(bind: Columns.id(user.id)), \(bind: user.email), \(bind: user.emailVerified ? 1 : 0),
                     \(bind: user.phone), \(bind: user.phoneVerified ? 1 : 0), \(bind: try Columns.json(user.profile)),
-                    \(bind: user.state.rawValue), \(bind: Columns.millis(user.createdAt)),
+                    \(bind: try user.appMetadata.map(Columns.json)), \(bind: user.state.rawValue), \(bind: Columns.millis(user.createdAt)),
                     \(bind: Columns.millis(user.updatedAt)), \(bind: Columns.millis(user.lastLoginAt)))
             ON CONFLICT DO NOTHING RETURNING id
             """
@@ -47,7 +47,8 @@ struct SQLUserStore: UserStore {
             """
             UPDATE users SET email = \(bind: user.email), email_verified = \(bind: user.emailVerified ? 1 : 0),
                 phone = \(bind: user.phone), phone_verified = \(bind: user.phoneVerified ? 1 : 0),
-                profile = \(bind: try Columns.json(user.profile)), state = \(bind: user.state.rawValue),
+                profile = \(bind: try Columns.json(user.profile)), app_metadata = \(bind: try user.appMetadata.map(Columns.json)),
+                state = \(bind: user.state.rawValue),
                 updated_at = \(bind: Columns.millis(user.updatedAt)), last_login_at = \(bind: Columns.millis(user.lastLoginAt))
             WHERE id = \(bind: Columns.id(user.id))
             """
@@ -69,6 +70,7 @@ struct SQLUserStore: UserStore {
             id: try row.uuid("id"), email: try row.optionalString("email"), emailVerified: try row.bool("email_verified"),
             phone: try row.optionalString("phone"), phoneVerified: try row.bool("phone_verified"),
             profile: try Columns.decodeJSON(Profile.self, try row.string("profile")),
+            appMetadata: try row.optionalString("app_metadata").map { try Columns.decodeJSON([String: JSONValue].self, $0) },
             state: UserState(rawValue: try row.string("state")), createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at"), lastLoginAt: try row.optionalDate("last_login_at"),
             hasPassword: try row.int("has_password") > 0)

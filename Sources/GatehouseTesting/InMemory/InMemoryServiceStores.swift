@@ -160,9 +160,9 @@ struct InMemoryOutboxStore: OutboxStore {
         }
     }
 
-    func list(status: OutboxMessage.Status?, limit: Int) async throws -> [OutboxMessage] {
+    func list(status: OutboxMessage.Status?, channel: OutboxMessage.Channel?, limit: Int) async throws -> [OutboxMessage] {
         box.with { state in
-            Array(state.outbox.values.filter { status == nil || $0.status == status }.sorted { $0.createdAt > $1.createdAt }.prefix(limit))
+            Array(state.outbox.values.filter { (status == nil || $0.status == status) && (channel == nil || $0.channel == channel) }.sorted { $0.createdAt > $1.createdAt }.prefix(limit))
         }
     }
 

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// An operator's hook endpoint and webhook receiver on a real socket: records every POST (headers
+/// and raw body) and answers as the test says.
+public actor HookServer {
+    public struct Received: Sendable {
+        public var path: String
+        public var headers: [String: String]
+        public var body: Data
+        public var text: String { String(decoding: body, as: UTF8.self) }
+        public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    }
+
+    public struct Answer: Sendable {
+        public var status: Int
+        public var body: String
+        public var delay: Duration?
+
+        public init(status: Int = 200, body: String = #"{"decision":"allow"}"#, delay: Duration? = nil) {
+            self.status = status
+            self.body = body
+            self.delay = delay
+        }
+    }
+
+    public typealias Responder = @Sendable (Received) -> Answer
+
+    public private(set) var received: [Received] = []
+    public nonisolated let port: Int
+    private var task: Task<Void, any Error>?
+    private let responder: Responder
+
+    private init(port: Int, responder: @escaping Responder) {
+        self.port = port
+        self.responder = responder
+    }
+
+    /// `port: 0` picks a free one.
+    public static func start(port: Int = 0, _ responder: @escaping Responder = { _ in Answer() }) async throws -> HookServer {
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let box = HookServerBox()
+        let router = Router()
+        for path in ["/hook", "/events", "/other"] {
+            router.post(RouterPath(path)) { request, context -> Response in
+                let data = try await request.body.collect(upTo: 1 << 20)
+                var headers: [String: String] = [:]
+                for field in request.headers { headers[field.name.canonicalName] = field.value }
+                let answer = await box.server!.record(Received(path: path, headers: headers, body: Data(buffer: data)))
+                if let delay = answer.delay { try await Task.sleep(for: delay) }
+                return Response(
+                    status: .init(code: answer.status), headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: answer.body)))
+            }
+        }
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) })
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var iterator = portStream.makeAsyncIterator()
+        let bound = await iterator.next() ?? 0
+        let server = HookServer(port: bound, responder: responder)
+        await box.set(server)
+        await server.setTask(task)
+        return server
+    }
+
+    /// A port that was free a moment ago, for a receiver that starts later.
+    public static func freePort() async throws -> Int {
+        let probe = try await start()
+        let port = probe.port
+        await probe.stop()
+        return port
+    }
+
+    private func setTask(_ task: Task<Void, any Error>) { self.task = task }
+
+    func record(_ request: Received) -> Answer {
+        received.append(request)
+        return responder(request)
+    }
+
+    public func requests(to path: String) -> [Received] { received.filter { $0.path == path } }
+
+    public func stop() async {
+        task?.cancel()
+        _ = try? await task?.value
+    }
+}
+
+private actor HookServerBox {
+    var server: HookServer?
+    func set(_ server: HookServer) { self.server = server }
+}
+
+/// Writes a hooks file for a test server.
+public func writeHooksFile(_ object: [String: Any]) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString).json").path
+    try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+    return path
+}
