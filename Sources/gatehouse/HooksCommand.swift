@@ -2,10 +2,11 @@ import ArgumentParser
 import Foundation
 import GatehouseCore
 import GatehouseServer
+import Logging
 
 struct HooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "hooks", abstract: "Check the hooks file and try its hooks.", subcommands: [Test.self, Secret.self])
+        commandName: "hooks", abstract: "Check the hooks file and try its hooks.", subcommands: [Test.self, Secret.self, SampleEndpoint.self])
 
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -26,6 +27,27 @@ struct HooksCommand: AsyncParsableCommand {
             let outcomes = await HookTester.run(file, point: parsed, clientID: client, identifier: identifier, logger: cliLogger())
             if outcomes.isEmpty { print("No hook is configured for \(parsed.rawValue).") }
             for outcome in outcomes { print("\(outcome.url): \(outcome.verdict)") }
+        }
+    }
+
+    struct SampleEndpoint: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sample-endpoint",
+            abstract: "Serve a sample hook (POST /hook: allow) and webhook receiver (POST /events: 204) to try hooks against.")
+        @Option(help: "Address to listen on") var host = "127.0.0.1"
+        @Option(help: "Port to listen on") var port = 9100
+        @Option(help: "A claim to add at token issue, NAME=VALUE (repeatable)") var claim: [String] = []
+
+        func run() async throws {
+            var claims: [String: String] = [:]
+            for pair in claim {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, !parts[0].isEmpty else { throw ValidationError("--claim takes NAME=VALUE") }
+                claims[parts[0]] = parts[1]
+            }
+            var logger = Logger(label: "gatehouse-sample-hook")
+            logger.logLevel = .info
+            try await SampleHookEndpoint.run(host: host, port: port, claims: claims, logger: logger)
         }
     }
 

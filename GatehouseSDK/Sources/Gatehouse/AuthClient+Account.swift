@@ -22,6 +22,11 @@ extension AuthClient {
     ) async throws -> SignUpResult {
         let fields: [String: String?] = ["email": email, "password": password]
         try await check(fields.merging(Self.fields(of: profile)) { given, _ in given }, for: .signUp)
+        return try await sendSignUp(email: email, password: password, profile: profile, acceptTerms: acceptTerms, persist: persist)
+    }
+
+    /// The sign-up request, after the app's validator.
+    func sendSignUp(email: String, password: String, profile: Profile?, acceptTerms: Bool?, persist: Bool) async throws -> SignUpResult {
         var body = SignupRequest(clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms)
         if let redirect = configuration.redirectURL {
             let pkce = PKCE.make()
@@ -57,6 +62,11 @@ extension AuthClient {
         email: String, password: String, scopes: Set<Scope> = [], nonce: String? = nil, persist: Bool = true
     ) async throws -> User {
         try await check(["email": email, "password": password], for: .logIn)
+        return try await sendLogIn(email: email, password: password, scopes: scopes, nonce: nonce, persist: persist)
+    }
+
+    /// The login request, after the app's validator.
+    func sendLogIn(email: String, password: String, scopes: Set<Scope>, nonce: String?, persist: Bool) async throws -> User {
         let request = try http.json(
             http.request("POST", "/v1/login"),
             body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce))
@@ -100,6 +110,11 @@ extension AuthClient {
     @discardableResult
     public func updateProfile(_ profile: Profile) async throws -> User {
         try await check(Self.fields(of: profile), for: .updateProfile)
+        return try await sendProfileUpdate(profile)
+    }
+
+    /// The profile update, after the app's validator.
+    func sendProfileUpdate(_ profile: Profile) async throws -> User {
         let request = try http.json(http.request("PATCH", "/v1/me"), body: ProfileUpdateRequest(profile: profile))
         let user: User = try await authorized(request)
         try await updateStored(user)

@@ -77,7 +77,12 @@ extension AuthClient {
     @discardableResult
     public func requestPasswordReset(email: String) async throws -> MailSentResponse {
         try await check(["email": email], for: .recoverPassword)
-        return try await http.send(try http.json(
+        return try await sendRecovery(email: email)
+    }
+
+    /// The recovery request, after the app's validator.
+    func sendRecovery(email: String) async throws -> MailSentResponse {
+        try await http.send(try http.json(
             http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
     }
 

@@ -63,7 +63,8 @@ struct HTTPFlowHook: FlowHook {
             var result = ValidationResult()
             for error in reply.errors ?? [] {
                 let message = String(error.message.prefix(500))
-                let code = error.code.map { ErrorCode(rawValue: $0) }.flatMap { ErrorCode.serverCodes.contains($0) ? $0 : nil }
+                // Only codes apps already know; anything else becomes the generic one.
+                let code = error.code.flatMap { raw in ErrorCode.serverCodes.first { $0.rawValue == raw } }
                 if let field = error.field {
                     result.invalidate(field: String(field.prefix(100)), code: code ?? .invalidValue, message: message)
                 } else {
