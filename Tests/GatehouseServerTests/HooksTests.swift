@@ -136,6 +136,34 @@ struct HooksTests {
         await hooks.stop()
     }
 
+    @Test("H-9: a client's metadata_schema refuses user properties that break it at sign-up and profile update, with the field named; a conforming update passes", arguments: TestDatabase.available)
+    func metadataSchema(database: TestDatabase) async throws {
+        let server = try await TestServer.start(database)
+        let app = "schema-app"
+        try await server.createClient(id: app, settings: [
+            "email_verification=off", #"metadata_schema={"type":"object","properties":{"plan":{"enum":["free","pro"]}},"required":["plan"]}"#,
+        ])
+        try await server.withRouter { client in
+            let refused = try await client.json(.post, "/v1/signup", [
+                "client_id": app, "email": "schema@example.com", "password": "correct horse battery",
+                "profile": ["metadata": ["plan": "gold"]],
+            ])
+            #expect(refused.status == .unprocessableContent)
+            #expect((refused.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "profile.metadata.plan")
+            let created = try await client.json(.post, "/v1/signup", [
+                "client_id": app, "email": "schema@example.com", "password": "correct horse battery",
+                "profile": ["metadata": ["plan": "free"]],
+            ])
+            #expect(created.status == .created, "\(created.text)")
+            let token = try #require(created.string("access_token"))
+            let missing = try await client.json(.patch, "/v1/me", ["profile": ["metadata": ["colour": "teal"]]], bearer: token)
+            #expect(missing.status == .unprocessableContent)
+            #expect((missing.object["errors"] as? [[String: Any]])?.first?["code"] as? String == "required")
+            let fine = try await client.json(.patch, "/v1/me", ["profile": ["metadata": ["plan": "pro", "colour": "teal"]]], bearer: token)
+            #expect(fine.status == .ok)
+        }
+    }
+
     @Test("H-5: a webhook receiver that is down gets every event once it is up, each signed with both current secrets (verified by the standardwebhooks package), a retried delivery keeps its webhook-id, tampering and stale timestamps are refused",
           .enabled("needs python3 with standardwebhooks") { try await Self.referenceAvailable() })
     func receiverDown() async throws {

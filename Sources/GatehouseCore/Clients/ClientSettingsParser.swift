@@ -5,7 +5,7 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences", "metadata_schema",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -73,6 +73,12 @@ public enum ClientSettingsParser {
                 origins.append(origin)
             }
             s.allowedOrigins = origins
+        case "metadata_schema":
+            if value.isEmpty {
+                s.metadataSchema = nil
+            } else {
+                do { s.metadataSchema = try MetadataSchema(json: value).root } catch { throw bad(key, "a JSON Schema: \(error)") }
+            }
         case "audiences":
             var audiences: [String] = []
             for item in list() {

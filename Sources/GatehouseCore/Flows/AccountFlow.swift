@@ -12,6 +12,10 @@ public struct AccountFlow: Sendable {
         let now = services.clock.now()
         var result = ValidationResult()
         ProfileValidator().validate(update, now: now, into: &result)
+        if update.metadata != nil {
+            // The update replaces the metadata whole: what it sends is what the schema sees.
+            MetadataSchema.check(update.metadata, client: try await services.clients.resolve(principal.session.clientID), into: &result)
+        }
         guard result.isValid else { throw GatehouseError.validation(result) }
         let userID = principal.user.id
         let event = HookEvent(

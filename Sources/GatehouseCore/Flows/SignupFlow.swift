@@ -30,6 +30,7 @@ public struct SignupFlow: Sendable {
         services.settings.passwordPolicy.validate(request.password, email: email, into: &result)
         var profile = request.profile ?? Profile()
         ProfileValidator().validate(profile, now: now, into: &result)
+        MetadataSchema.check(profile.metadata, client: client, into: &result)
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         let changes = try await services.hooks.before(

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// An application that signs users in.
 public struct ClientRecord: Sendable, Hashable {
@@ -74,6 +75,8 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// Resource servers (absolute URIs) this client's access tokens are also for (`aud`, RFC 9068 §3);
     /// a token request may name one of them as `resource` (RFC 8707) to get a token for it alone.
     public var audiences: [String] = []
+    /// A JSON Schema the user's own properties (`profile.metadata`) must satisfy (``MetadataSchema``).
+    public var metadataSchema: JSONValue?
 
     public init() {}
 
@@ -94,6 +97,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case maxFailureCount = "max_failure_count"
         case allowedOrigins = "allowed_origins"
         case audiences
+        case metadataSchema = "metadata_schema"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -116,6 +120,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         maxFailureCount = try c.decodeIfPresent(Int.self, forKey: .maxFailureCount) ?? 3
         allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? []
         audiences = try c.decodeIfPresent([String].self, forKey: .audiences) ?? []
+        metadataSchema = try c.decodeIfPresent(JSONValue.self, forKey: .metadataSchema)
     }
 
     private struct DefaultValues {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GatehouseCore
+import Metrics
 import NIOCore
 import NIOFoundationCompat
 
@@ -36,10 +37,17 @@ struct WebhookTransport: MessageTransport {
         do {
             status = try await HookHTTPClient.send(request, timeout: timeout, keepBody: false).status
         } catch {
+            Self.count("unreachable")
             throw DeliveryFailure(permanent: false, reason: "webhook endpoint unreachable: \(error)")
         }
         guard (200..<300).contains(status) else {
+            Self.count("refused")
             throw DeliveryFailure(permanent: status == 410, reason: "webhook endpoint answered \(status)")
         }
+        Self.count("delivered")
+    }
+
+    private static func count(_ outcome: String) {
+        Counter(label: "gatehouse_webhook_attempts", dimensions: [("outcome", outcome)]).increment()
     }
 }

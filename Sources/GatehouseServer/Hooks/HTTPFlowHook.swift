@@ -3,6 +3,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseCore
 import Logging
+import Metrics
 import NIOCore
 import NIOFoundationCompat
 
@@ -17,8 +18,16 @@ struct HTTPFlowHook: FlowHook {
     func before(_ event: HookEvent) async throws -> HookVerdict {
         guard hook.points?.contains(event.point) ?? true, hook.clients?.contains(event.clientID) ?? true else { return .allow }
         do {
-            return try await call(event)
+            let verdict = try await call(event)
+            let outcome = switch verdict {
+            case .allow: "allow"
+            case .change: "change"
+            case .deny: "deny"
+            }
+            Counter(label: "gatehouse_hook_calls", dimensions: [("point", event.point.rawValue), ("outcome", outcome)]).increment()
+            return verdict
         } catch {
+            Counter(label: "gatehouse_hook_calls", dimensions: [("point", event.point.rawValue), ("outcome", "failed")]).increment()
             logger.warning(
                 "hook failed",
                 metadata: [
