@@ -2,8 +2,8 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// An operator's hook endpoint and webhook receiver on a real socket: records every POST (headers
-/// and raw body) and answers as the test says.
+/// An operator's hook endpoint, webhook receiver or SMS gateway on a real socket: records every POST
+/// (headers and raw body) and answers as the test says.
 public actor HookServer {
     public struct Received: Sendable {
         public var path: String
@@ -42,7 +42,7 @@ public actor HookServer {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let box = HookServerBox()
         let router = Router()
-        for path in ["/hook", "/events", "/other"] {
+        for path in ["/hook", "/events", "/sms", "/other"] {
             router.post(RouterPath(path)) { request, context -> Response in
                 let data = try await request.body.collect(upTo: 1 << 20)
                 var headers: [String: String] = [:]
