@@ -164,6 +164,33 @@ struct HooksTests {
         }
     }
 
+    @Test("H-10: requests refused by the sign-in throttle or a rate limit never reach the operator's hook")
+    func limitsBeforeHooks() async throws {
+        let hooks = try await HookServer.start()
+        let server = try await Self.start(.sqlite, hook: ["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["login", "signup"]]) {
+            $0.maxFailuresPerAccount = 2
+            try? $0.rateLimits.apply("signup=2/900")
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            var statuses: [Int] = []
+            for _ in 0..<5 {
+                let answer = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "wrong password here"])
+                statuses.append(Int(answer.status.code))
+            }
+            #expect(statuses == [401, 401, 429, 429, 429])
+            for index in 0..<3 {
+                _ = try await client.json(
+                    .post, "/v1/signup", ["client_id": TestServer.openClient, "email": "flood-\(index)@example.com", "password": "correct horse battery"])
+            }
+        }
+        let calls = await hooks.requests(to: "/hook").compactMap { $0.json["type"] as? String }
+        #expect(calls.filter { $0 == "login" }.count == 2)
+        #expect(calls.filter { $0 == "signup" }.count == 2)
+        await hooks.stop()
+    }
+
     @Test("H-5: a webhook receiver that is down gets every event once it is up, each signed with both current secrets (verified by the standardwebhooks package), a retried delivery keeps its webhook-id, tampering and stale timestamps are refused",
           .enabled("needs python3 with standardwebhooks") { try await Self.referenceAvailable() })
     func receiverDown() async throws {

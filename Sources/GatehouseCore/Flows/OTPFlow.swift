@@ -82,9 +82,9 @@ public struct OTPFlow: Sendable {
         if let nonce = request.nonce, nonce.count > 256 {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
         }
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let changes = try await services.hooks.before(
             HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, meta: meta))
-        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()

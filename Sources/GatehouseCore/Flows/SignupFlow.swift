@@ -33,13 +33,13 @@ public struct SignupFlow: Sendable {
         MetadataSchema.check(profile.metadata, client: client, into: &result)
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
+        try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
         let changes = try await services.hooks.before(
             HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile, meta: meta))
         if let changed = changes.profile {
             profile.merge(changed)
             try ProfileValidator.requireValid(profile, now: now)
         }
-        try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
 
         let hash = try await services.password.hash(request.password)
         let user = UserRecord(

@@ -51,9 +51,9 @@ public struct VerificationFlow: Sendable {
     public func verify(email raw: String, code: String, clientID: String?, meta: RequestMeta) async throws -> TokenResponse {
         let client = try await clients.resolve(clientID)
         let email = EmailAddress.normalize(raw)
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         try await services.hooks.before(
             HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, meta: meta))
-        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record = try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
         return try await signIn(record, client: client, meta: meta)
     }

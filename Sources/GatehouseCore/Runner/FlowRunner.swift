@@ -39,11 +39,6 @@ public struct FlowRunner: Sendable {
         }
         let identifier = try strategy.identifier(of: submission)
         let meta = request.meta
-        let changes = try await services.hooks.before(
-            HookEvent(
-                point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
-                customData: request.customData, meta: meta))
-
         let now = services.clock.now()
         let throttle = services.throttle
         // Counted before anything is looked up or checked: a refusal here rolls the count back.
@@ -56,6 +51,18 @@ public struct FlowRunner: Sendable {
                 } : nil
         } catch let error as GatehouseError where error.code == .rateLimited {
             logFailure("sign-in throttled", strategy.type, client: client, identifier: identifier, meta: meta)
+            throw error
+        }
+        // After the throttle, so a flood of sign-ins never reaches the operator's hook; a hook's refusal
+        // is no failed guess, so its count is given back.
+        let changes: HookChanges
+        do {
+            changes = try await services.hooks.before(
+                HookEvent(
+                    point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
+                    customData: request.customData, meta: meta))
+        } catch {
+            if let attempt { try? await services.persistence.transaction { try await throttle.abandoned(attempt, stores: $0) } }
             throw error
         }
         let found = try await services.persistence.read { stores -> (UserRecord, CredentialRecord)? in
