@@ -71,6 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
     var metricsToken: String?
     @Option(name: .customLong("cleanup-interval"), help: "Seconds between two clean-ups of expired codes, counters, flows, ended sessions and sent mail (GATEHOUSE_CLEANUP_INTERVAL; default 600; 0 turns it off)")
     var cleanupInterval: Int?
+    @Option(name: .customLong("audit-retention-days"), help: "Days the audit log keeps security events before the clean-up deletes them (GATEHOUSE_AUDIT_RETENTION_DAYS; default 90)")
+    var auditRetentionDays: Int?
     @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
     @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
@@ -113,6 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let v = try int(identifierStatusPerMinute.map(String.init), "GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE") { c.identifierStatusPerMinute = max(1, v) }
         if let v = try int(idleTimeout.map(String.init), "GATEHOUSE_IDLE_TIMEOUT") { c.idleTimeout = TimeInterval(max(1, v)) }
         if let v = try int(cleanupInterval.map(String.init), "GATEHOUSE_CLEANUP_INTERVAL") { c.cleanupInterval = TimeInterval(v) }
+        if let v = try int(auditRetentionDays.map(String.init), "GATEHOUSE_AUDIT_RETENTION_DAYS") { c.auditRetentionDays = max(1, v) }
         c.metricsToken = Env.value(metricsToken, "GATEHOUSE_METRICS_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
         if let spec = Env.value(rateLimits, "GATEHOUSE_RATE_LIMITS") {
             do { try c.rateLimits.apply(spec) } catch { throw ValidationError("\(error)") }

@@ -55,6 +55,10 @@ public struct RefreshFlow: Sendable {
                 return .rotated(session, successor: secret.refreshSuccessor(of: token))
             }
             _ = try await stores.sessions.revoke(id: session.id, at: now, reason: .refreshTokenReuse)
+            try await stores.audit.append(
+                AuditEvent(
+                    at: now, type: AuditEvent.refreshTokenReused, userID: session.userID, clientID: client.id, method: "refresh_token",
+                    reason: "session_revoked"))
             return .reuseDetected
         }
 

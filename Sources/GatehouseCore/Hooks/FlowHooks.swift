@@ -139,9 +139,26 @@ public struct FlowHooks: Sendable {
 }
 
 extension CoreServices {
-    /// Writes the webhooks for `event` in the caller's transaction (nothing when none is subscribed).
+    /// Writes what `event` leaves behind in the caller's transaction: its audit event, always, and
+    /// its webhooks, when any is subscribed.
     public func recordEvent(_ event: HookEvent, stores: any Stores) async throws {
+        let now = clock.now()
+        try await stores.audit.append(
+            AuditEvent(
+                at: now, type: event.point.webhookType ?? event.point.rawValue, userID: event.userID, clientID: event.clientID,
+                method: event.method, addressBlock: event.meta.ipAddress.map(LoginThrottle.addressBlock),
+                userAgent: event.meta.userAgent))
         guard let webhooks = hooks.webhooks else { return }
-        try await webhooks.enqueue(event, secret: secret, now: clock.now(), stores: stores)
+        try await webhooks.enqueue(event, secret: secret, now: now, stores: stores)
+    }
+
+    /// Appends a refusal to the audit log on its own (the refused request wrote nothing else to keep).
+    /// A failure to write it is logged, not answered: the caller's refusal stands either way.
+    public func audit(_ event: AuditEvent) async {
+        do {
+            try await persistence.transaction { try await $0.audit.append(event) }
+        } catch {
+            logger.error("audit event not written", metadata: ["type": "\(event.type)", "error_type": "\(type(of: error))"])
+        }
     }
 }

@@ -44,6 +44,13 @@ public protocol OutboxStore: Sendable {
 }
 
 /// What may be forgotten: rows nothing reads any more.
+/// The append-only audit log.
+public protocol AuditStore: Sendable {
+    func append(_ event: AuditEvent) async throws
+    /// Oldest first, at most `query.limit`.
+    func list(_ query: AuditQuery) async throws -> [AuditEvent]
+}
+
 public enum ExpiredRows: String, Sendable, CaseIterable {
     /// Counters whose window ended.
     case attemptCounters = "attempt_counters"
@@ -58,6 +65,8 @@ public enum ExpiredRows: String, Sendable, CaseIterable {
     case browserSessions = "browser_sessions"
     /// Delivered messages (they keep the recipient), and undeliverable ones past re-driving.
     case outbox
+    /// Audit events past the retention.
+    case auditEvents = "audit_events"
 }
 
 /// Deletes old rows in small batches, so no clean-up holds the writer for long.

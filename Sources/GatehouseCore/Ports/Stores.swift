@@ -15,6 +15,7 @@ public protocol Stores: Sendable {
     var flows: any FlowStore { get }
     var browserSessions: any BrowserSessionStore { get }
     var housekeeping: any HousekeepingStore { get }
+    var audit: any AuditStore { get }
 }
 
 /// The database: reads, and all-or-nothing transactions.

@@ -50,7 +50,7 @@ public struct FlowRunner: Sendable {
                     try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
                 } : nil
         } catch let error as GatehouseError where error.code == .rateLimited {
-            logFailure("sign-in throttled", strategy.type, client: client, identifier: identifier, meta: meta)
+            await logFailure("sign-in throttled", strategy.type, client: client, identifier: identifier, meta: meta, throttled: true)
             throw error
         }
         // After the throttle, so a flood of sign-ins never reaches the operator's hook; a hook's refusal
@@ -75,7 +75,7 @@ public struct FlowRunner: Sendable {
         // Unknown identifier and wrong secret do the same work and give the same answer.
         guard let (user, credential) = found else {
             try await givingBackWhenBusy(attempt) { try await strategy.verifyUnknown(submission) }
-            logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
+            await logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
             throw GatehouseError.invalidCredentials
         }
         let limit = strategy.failureLimit(for: credential, client: client)
@@ -90,7 +90,7 @@ public struct FlowRunner: Sendable {
                 try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
             }
             _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
-            logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
+            await logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
             throw GatehouseError.invalidCredentials
         }
         do {
@@ -170,13 +170,20 @@ public struct FlowRunner: Sendable {
     /// Failed and throttled sign-ins at `info`, visible at the default level: the method, the client,
     /// the address block and a short hash of the identifier (enough to see one account under attack,
     /// without writing the address into the log).
-    private func logFailure(_ message: Logger.Message, _ type: CredentialType, client: ClientRecord, identifier: String, meta: RequestMeta) {
+    private func logFailure(
+        _ message: Logger.Message, _ type: CredentialType, client: ClientRecord, identifier: String, meta: RequestMeta,
+        throttled: Bool = false
+    ) async {
+        let account = AuditEvent.account(of: identifier)
+        let address = meta.ipAddress.map(LoginThrottle.addressBlock)
         services.logger.info(
             message,
-            metadata: [
-                "method": "\(type)", "client": "\(client.id)", "account": "\(Secrets.sha256Hex(identifier).prefix(12))",
-                "address": "\(meta.ipAddress.map(LoginThrottle.addressBlock) ?? "-")",
-            ])
+            metadata: ["method": "\(type)", "client": "\(client.id)", "account": "\(account)", "address": "\(address ?? "-")"])
+        await services.audit(
+            AuditEvent(
+                at: services.clock.now(), type: throttled ? AuditEvent.signInThrottled : AuditEvent.signInFailed, clientID: client.id,
+                method: type.rawValue, reason: throttled ? "rate_limited" : "invalid_credentials", account: account,
+                addressBlock: address, userAgent: meta.userAgent))
     }
 
     /// A check the server had no capacity for (503) was no attempt: the counters take it back.

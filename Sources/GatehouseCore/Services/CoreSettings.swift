@@ -28,6 +28,8 @@ public struct CoreSettings: Sendable {
     public var rateLimits = RateLimitPolicy()
     /// How long a signed-in browser stays signed in (hosted pages, single sign-on).
     public var browserSessionLifetime: TimeInterval = 14 * 24 * 3600
+    /// How long audit events are kept.
+    public var auditRetention: TimeInterval = 90 * 24 * 3600
     /// How long a persisted flow (a browser going through pages) may take.
     public var flowLifetime: TimeInterval = 30 * 60
     /// How long a recovery session may set a new password without the old one.

@@ -21,6 +21,7 @@ public struct Housekeeping: Sendable {
         case .oneTimeCodes, .flows, .refreshTokens: return now.addingTimeInterval(-day)
         case .outbox: return now.addingTimeInterval(-7 * day)
         case .sessions, .browserSessions: return now.addingTimeInterval(-30 * day)
+        case .auditEvents: return now.addingTimeInterval(-services.settings.auditRetention)
         }
     }
 

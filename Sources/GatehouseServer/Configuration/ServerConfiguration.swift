@@ -65,6 +65,8 @@ public struct ServerConfiguration: Sendable {
     public var metricsToken: String?
     /// Seconds between two clean-ups of expired rows (codes, counters, flows, sessions, sent mail).
     public var cleanupInterval: TimeInterval = 600
+    /// Days audit events are kept.
+    public var auditRetentionDays = 90
     /// Lets this start change the issuer recorded for the database (every signed-in user must sign in
     /// again); without it a different issuer refuses to start on PostgreSQL.
     public var allowIssuerChange = false
@@ -84,6 +86,7 @@ public struct ServerConfiguration: Sendable {
         settings.sendCooldown = sendCooldown
         settings.otpSendsPerHour = otpSendsPerHour
         settings.rateLimits = rateLimits
+        settings.auditRetention = TimeInterval(auditRetentionDays) * 24 * 3600
         settings.throttle = ThrottlePolicy(
             maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP,
             maxFailuresPerAccountTotal: maxFailuresPerAccountTotal, window: failureWindow)

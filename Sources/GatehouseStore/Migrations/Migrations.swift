@@ -265,5 +265,25 @@ enum Migrations {
         Migration(version: 8, name: "app metadata", statements: [
             "ALTER TABLE users ADD COLUMN app_metadata TEXT",
         ]),
+        // Append-only: nothing updates a row; the clean-up deletes them by age.
+        Migration(version: 9, name: "audit log", statements: [
+            """
+            CREATE TABLE audit_events (
+                id TEXT PRIMARY KEY,
+                at BIGINT NOT NULL,
+                type TEXT NOT NULL,
+                user_id TEXT,
+                client_id TEXT,
+                method TEXT,
+                reason TEXT,
+                account TEXT,
+                address_block TEXT,
+                user_agent TEXT
+            )
+            """,
+            "CREATE INDEX audit_events_at ON audit_events (at, id)",
+            "CREATE INDEX audit_events_user ON audit_events (user_id, at)",
+            "CREATE INDEX audit_events_account ON audit_events (account, at)",
+        ]),
     ]
 }

@@ -15,6 +15,7 @@ struct SQLStores: Stores {
     var attempts: any AttemptStore { SQLAttemptStore(db: db) }
     var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
     var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
+    var audit: any AuditStore { SQLAuditStore(db: db) }
     var agreements: any AgreementStore { SQLAgreementStore(db: db) }
     var flows: any FlowStore { SQLFlowStore(db: db) }
     var browserSessions: any BrowserSessionStore { SQLBrowserSessionStore(db: db) }

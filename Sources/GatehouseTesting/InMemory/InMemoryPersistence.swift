@@ -82,6 +82,7 @@ struct InMemoryState: Sendable {
     var attempts: [String: AttemptCount] = [:]
     var codes: [UUID: OneTimeCodeRecord] = [:]
     var outbox: [UUID: OutboxMessage] = [:]
+    var audit: [AuditEvent] = []
     var agreements: [String: AgreementRecord] = [:]
     var flows: [UUID: FlowRecord] = [:]
     var browserSessions: [UUID: BrowserSessionRecord] = [:]

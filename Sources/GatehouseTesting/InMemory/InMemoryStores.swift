@@ -14,6 +14,7 @@ struct InMemoryStores: Stores {
     var attempts: any AttemptStore { InMemoryAttemptStore(box: box) }
     var codes: any OneTimeCodeStore { InMemoryOneTimeCodeStore(box: box) }
     var outbox: any OutboxStore { InMemoryOutboxStore(box: box) }
+    var audit: any AuditStore { InMemoryAuditStore(box: box) }
     var agreements: any AgreementStore { InMemoryAgreementStore(box: box) }
     var flows: any FlowStore { InMemoryFlowStore(box: box) }
     var browserSessions: any BrowserSessionStore { InMemoryBrowserSessionStore(box: box) }
@@ -42,6 +43,10 @@ struct InMemoryHousekeepingStore: HousekeepingStore {
                 return gone
             case .browserSessions:
                 return drop(&s.browserSessions) { $0.expiresAt < before || ($0.revokedAt.map { $0 < before } ?? false) }
+            case .auditEvents:
+                let count = s.audit.count
+                s.audit.removeAll { $0.at < before }
+                return count - s.audit.count
             case .outbox:
                 return drop(&s.outbox) {
                     ($0.status == .sent && ($0.sentAt.map { $0 < before } ?? false)) || ($0.status == .dead && $0.createdAt < before)
@@ -182,4 +187,23 @@ struct InMemoryClientStore: ClientStore {
 /// What the SQL databases refuse by constraint and the in-memory stores refuse by hand.
 enum InMemoryStoreError: Error {
     case unknownUser(UUID)
+}
+
+struct InMemoryAuditStore: AuditStore {
+    let box: StateBox
+
+    func append(_ event: AuditEvent) async throws { box.with { $0.audit.append(event) } }
+
+    func list(_ query: AuditQuery) async throws -> [AuditEvent] {
+        box.with { state in
+            let matching = state.audit.filter { event in
+                (query.userID == nil || event.userID == query.userID) && (query.type == nil || event.type == query.type)
+                    && (query.clientID == nil || event.clientID == query.clientID)
+                    && (query.account == nil || event.account == query.account)
+                    && (query.since.map { event.at >= $0 } ?? true)
+                    && (query.after.map { event.at > $0.at || (event.at == $0.at && event.id.uuidString.lowercased() > $0.id.uuidString.lowercased()) } ?? true)
+            }
+            return Array(matching.sorted { ($0.at, $0.id.uuidString.lowercased()) < ($1.at, $1.id.uuidString.lowercased()) }.prefix(query.limit))
+        }
+    }
 }

@@ -1,0 +1,68 @@
+import Foundation
+
+/// One security event, appended and never changed. No secret, and no address in clear: the account
+/// named by a failed sign-in is a short hash of its identifier (`account`, as in the log), the caller
+/// an address block (IPv4 /32 or IPv6 /64).
+public struct AuditEvent: Sendable, Hashable {
+    public var id: UUID
+    public var at: Date
+    /// `user.created`, `user.signed_in`, `sign_in.failed`, `sign_in.throttled`, `refresh_token.reused`, …
+    public var type: String
+    public var userID: UUID?
+    public var clientID: String?
+    public var method: String?
+    /// Why a refusal happened (`invalid_credentials`, `rate_limited`, …).
+    public var reason: String?
+    /// The first 12 hex digits of SHA-256 of the identifier a failed sign-in named.
+    public var account: String?
+    public var addressBlock: String?
+    public var userAgent: String?
+
+    public init(
+        id: UUID = UUID(), at: Date, type: String, userID: UUID? = nil, clientID: String? = nil, method: String? = nil,
+        reason: String? = nil, account: String? = nil, addressBlock: String? = nil, userAgent: String? = nil
+    ) {
+        self.id = id
+        self.at = at
+        self.type = type
+        self.userID = userID
+        self.clientID = clientID
+        self.method = method
+        self.reason = reason
+        self.account = account
+        self.addressBlock = addressBlock
+        self.userAgent = userAgent.map { String($0.prefix(256)) }
+    }
+
+    public static let signInFailed = "sign_in.failed"
+    public static let signInThrottled = "sign_in.throttled"
+    public static let refreshTokenReused = "refresh_token.reused"
+
+    /// The account column for an identifier.
+    public static func account(of identifier: String) -> String { String(Secrets.sha256Hex(identifier).prefix(12)) }
+}
+
+/// What to read from the audit log: every filter optional, oldest first after `after`.
+public struct AuditQuery: Sendable {
+    public var userID: UUID?
+    public var type: String?
+    public var clientID: String?
+    public var account: String?
+    public var since: Date?
+    /// The last event already seen: reading continues after it (`gatehouse audit --follow`).
+    public var after: (at: Date, id: UUID)?
+    public var limit: Int
+
+    public init(
+        userID: UUID? = nil, type: String? = nil, clientID: String? = nil, account: String? = nil, since: Date? = nil,
+        after: (at: Date, id: UUID)? = nil, limit: Int = 100
+    ) {
+        self.userID = userID
+        self.type = type
+        self.clientID = clientID
+        self.account = account
+        self.since = since
+        self.after = after
+        self.limit = limit
+    }
+}
