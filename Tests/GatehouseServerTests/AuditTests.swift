@@ -66,6 +66,23 @@ struct AuditTests {
         }
     }
 
+    @Test("AL-4: one-time codes, verification and recovery mails sent are audited as code.sent by purpose and channel, naming the address by its hash only")
+    func codesSent() async throws {
+        let server = try await TestServer.start(.sqlite)
+        try await server.createClient(id: "codes", settings: ["methods=password,email_otp"])
+        try await server.withRouter { client in
+            #expect(try await client.json(.post, "/v1/signup", ["client_id": "codes", "email": "sent@example.com", "password": "correct horse battery"]).status == .created)
+            server.clock.advance(by: 61)
+            _ = try await client.json(.post, "/v1/otp", ["client_id": "codes", "email": "sent@example.com"])
+            server.clock.advance(by: 61)
+            _ = try await client.json(.post, "/v1/recovery", ["client_id": "codes", "email": "sent@example.com"])
+            let sent = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: AuditEvent.codeSent))
+            #expect(sent.map(\.method) == ["email_verification", "email_login", "email_recovery"])
+            #expect(sent.allSatisfy { $0.account == AuditEvent.account(of: "sent@example.com") && $0.userID != nil && $0.clientID == "codes" })
+            #expect(!sent.map(AuditLog.jsonLine).joined().contains("sent@example.com"))
+        }
+    }
+
     @Test("AL-2: the clean-up deletes audit events past the retention and keeps the rest")
     func retention() async throws {
         let server = try await TestServer.startOpen(.sqlite) { $0.auditRetentionDays = 30 }

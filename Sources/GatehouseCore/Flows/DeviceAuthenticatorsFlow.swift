@@ -60,6 +60,10 @@ public struct DeviceAuthenticatorsFlow: Sendable {
                         field: nil, code: .invalidValue, message: "Remove an authenticator first: at most \(Self.maxPerUser) per account.")
                 }
                 try await stores.credentials.insert(credential)
+                try await stores.audit.append(
+                    AuditEvent(
+                        at: now, type: AuditEvent.authenticatorRegistered, userID: userID, clientID: client.id,
+                        method: request.type.rawValue))
             }
         } catch StoreError.conflict {
             throw GatehouseError.authenticatorExists

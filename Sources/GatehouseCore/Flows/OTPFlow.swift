@@ -70,6 +70,9 @@ public struct OTPFlow: Sendable {
                     kind: "otp", channel: identifier.channel, recipient: identifier.value,
                     locale: (user?.profile.locale ?? meta.acceptLanguage).map { String($0.prefix(64)) },
                     sealedPayload: try services.secret.seal(payload), createdAt: services.clock.now()))
+            try await services.recordCodeSent(
+                purpose: "login", identifier: identifier.value, channel: identifier.channel, userID: user?.id, clientID: client.id,
+                meta: meta, stores: stores)
         }
         return OTPSentResponse(
             sentTo: identifier.masked, expiresIn: Int(settings.codeTTL), resendAfter: Int(settings.sendCooldown))

@@ -47,6 +47,8 @@ public struct RecoveryFlow: Sendable {
                     "client_name": client.name, "minutes": messages.minutes(services.settings.codeTTL),
                 ],
                 stores: stores)
+            try await services.recordCodeSent(
+                purpose: "recovery", identifier: email, channel: .email, userID: user.id, clientID: client.id, meta: meta, stores: stores)
         }
         return MailSentResponse(resendAfter: Int(services.settings.sendCooldown))
     }

@@ -152,6 +152,19 @@ extension CoreServices {
         try await webhooks.enqueue(event, secret: secret, now: now, stores: stores)
     }
 
+    /// Records in the caller's transaction that a code or link went out (`purpose`: `login`,
+    /// `verification`, `recovery`), naming the identifier by its hash only.
+    public func recordCodeSent(
+        purpose: String, identifier: String, channel: OutboxMessage.Channel, userID: UUID?, clientID: String, meta: RequestMeta,
+        stores: any Stores
+    ) async throws {
+        try await stores.audit.append(
+            AuditEvent(
+                at: clock.now(), type: AuditEvent.codeSent, userID: userID, clientID: clientID, method: "\(channel.rawValue)_\(purpose)",
+                account: AuditEvent.account(of: identifier), addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
+                userAgent: meta.userAgent))
+    }
+
     /// Appends a refusal to the audit log on its own (the refused request wrote nothing else to keep).
     /// A failure to write it is logged, not answered: the caller's refusal stands either way.
     public func audit(_ event: AuditEvent) async {

@@ -29,6 +29,8 @@ public struct VerificationMessages: Sendable {
             kind: "verification", to: email, locale: user.profile.locale ?? meta.acceptLanguage,
             variables: ["code": issued.code, "link": link, "client_name": client.name, "minutes": minutes(services.settings.codeTTL)],
             stores: stores)
+        try await services.recordCodeSent(
+            purpose: "verification", identifier: email, channel: .email, userID: user.id, clientID: client.id, meta: meta, stores: stores)
     }
 
     /// Tells the owner of an address that someone tried to sign up with it.

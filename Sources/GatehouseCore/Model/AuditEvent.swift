@@ -37,6 +37,8 @@ public struct AuditEvent: Sendable, Hashable {
     public static let signInFailed = "sign_in.failed"
     public static let signInThrottled = "sign_in.throttled"
     public static let refreshTokenReused = "refresh_token.reused"
+    public static let codeSent = "code.sent"
+    public static let authenticatorRegistered = "authenticator.registered"
 
     /// The account column for an identifier.
     public static func account(of identifier: String) -> String { String(Secrets.sha256Hex(identifier).prefix(12)) }
