@@ -8,7 +8,7 @@ struct AuditCommand: AsyncParsableCommand {
         abstract: "Print security events from the audit log as JSON Lines, oldest first; --follow keeps printing new ones.",
         discussion: """
             Types: user.created, user.signed_in, user.verified, user.recovered, user.updated, password.changed, \
-            session.revoked, authenticator.registered, authenticator.deregistered, code.sent, sign_in.failed, sign_in.throttled, \
+            session.revoked, authenticator.registered, authenticator.deregistered, code.sent, code.failed, sign_in.failed, sign_in.throttled, \
             refresh_token.reused. \
             Events are kept for GATEHOUSE_AUDIT_RETENTION_DAYS (default 90).
             """)

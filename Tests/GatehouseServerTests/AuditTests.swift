@@ -83,6 +83,26 @@ struct AuditTests {
         }
     }
 
+    @Test("AL-5: a wrong one-time code, verification code or recovery code is audited as code.failed with its reason, never the code")
+    func codesFailed() async throws {
+        let server = try await TestServer.start(.sqlite)
+        try await server.createClient(id: "codes", settings: ["methods=password,email_otp"])
+        try await server.withRouter { client in
+            _ = try await client.json(.post, "/v1/signup", ["client_id": "codes", "email": "wrong@example.com", "password": "correct horse battery"])
+            let guesses = [("/v1/verify", "111111"), ("/v1/otp/verify", "222222"), ("/v1/recovery/verify", "333333")]
+            for (path, code) in guesses {
+                server.clock.advance(by: 1)
+                let answer = try await client.json(.post, path, ["client_id": "codes", "email": "wrong@example.com", "code": code])
+                #expect(answer.status == .unauthorized, "\(path): \(answer.text)")
+            }
+            let failed = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: AuditEvent.codeFailed))
+            #expect(failed.map(\.method) == ["email_verification", "email_login", "email_recovery"])
+            #expect(failed.allSatisfy { ["invalid_code", "code_expired"].contains($0.reason) && $0.account == AuditEvent.account(of: "wrong@example.com") })
+            let lines = failed.map(AuditLog.jsonLine).joined()
+            #expect(!lines.contains("111111") && !lines.contains("222222") && !lines.contains("333333"))
+        }
+    }
+
     @Test("AL-2: the clean-up deletes audit events past the retention and keeps the rest")
     func retention() async throws {
         let server = try await TestServer.startOpen(.sqlite) { $0.auditRetentionDays = 30 }

@@ -104,6 +104,13 @@ struct DeviceAuthenticatorTests {
             #expect(try await refresh(client, bound).status == .badRequest)
             let listed = try await client.json(.get, "/v1/me/authenticators", bearer: user.accessToken)
             #expect((listed.object["authenticators"] as? [Any])?.isEmpty == true)
+
+            // The audit log has each wrong answer, the deletion, and the registration.
+            let audit = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 1000))
+            let refusals = audit.filter { $0.type == AuditEvent.signInFailed && $0.method == "device_authenticator" }
+            #expect(refusals.filter { $0.reason == "device_deregistered" }.count == 1)
+            #expect(refusals.filter { $0.reason == "authenticator_rejected" }.count >= 2)
+            #expect(Set(audit.map(\.type)).isSuperset(of: [AuditEvent.authenticatorRegistered, "authenticator.deregistered"]))
         }
     }
 

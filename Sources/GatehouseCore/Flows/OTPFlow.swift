@@ -88,7 +88,9 @@ public struct OTPFlow: Sendable {
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let changes = try await services.hooks.before(
             HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, meta: meta))
-        let record = try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id)
+        let record = try await services.auditingCodeCheck(
+            method: "\(identifier.channel.rawValue)_login", identifier: identifier.value, clientID: client.id, meta: meta
+        ) { try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id) }
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()
         let scopes = SessionIssuer.grant(requested: request.scope, client: client)

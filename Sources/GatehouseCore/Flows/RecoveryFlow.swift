@@ -66,7 +66,10 @@ public struct RecoveryFlow: Sendable {
         } else if let raw, let code {
             client = try await clients.resolve(clientID)
             try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
-            record = try await codes.redeem(code: code, purpose: .recovery, identifier: EmailAddress.normalize(raw), clientID: client.id)
+            let email = EmailAddress.normalize(raw)
+            record = try await services.auditingCodeCheck(method: "email_recovery", identifier: email, clientID: client.id, meta: meta) {
+                try await codes.redeem(code: code, purpose: .recovery, identifier: email, clientID: client.id)
+            }
         } else {
             throw GatehouseError.validation(field: nil, code: .required, message: "Send email and code, or token.")
         }

@@ -54,7 +54,9 @@ public struct VerificationFlow: Sendable {
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         try await services.hooks.before(
             HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, meta: meta))
-        let record = try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
+        let record = try await services.auditingCodeCheck(method: "email_verification", identifier: email, clientID: client.id, meta: meta) {
+            try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
+        }
         return try await signIn(record, client: client, meta: meta)
     }
 

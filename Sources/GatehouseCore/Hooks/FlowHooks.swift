@@ -165,6 +165,23 @@ extension CoreServices {
                 userAgent: meta.userAgent))
     }
 
+    /// Runs a code check, and audits a wrong or spent code as `code.failed` (`method`: channel and
+    /// purpose, as for `code.sent`) before passing the refusal on.
+    public func auditingCodeCheck<T: Sendable>(
+        method: String, identifier: String, clientID: String, meta: RequestMeta, _ check: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await check()
+        } catch let error as GatehouseError where error.code == .invalidCode || error.code == .codeExpired {
+            await audit(
+                AuditEvent(
+                    at: clock.now(), type: AuditEvent.codeFailed, clientID: clientID, method: method, reason: error.code.rawValue,
+                    account: AuditEvent.account(of: identifier), addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
+                    userAgent: meta.userAgent))
+            throw error
+        }
+    }
+
     /// Appends a refusal to the audit log on its own (the refused request wrote nothing else to keep).
     /// A failure to write it is logged, not answered: the caller's refusal stands either way.
     public func audit(_ event: AuditEvent) async {

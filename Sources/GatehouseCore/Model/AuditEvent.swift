@@ -38,6 +38,7 @@ public struct AuditEvent: Sendable, Hashable {
     public static let signInThrottled = "sign_in.throttled"
     public static let refreshTokenReused = "refresh_token.reused"
     public static let codeSent = "code.sent"
+    public static let codeFailed = "code.failed"
     public static let authenticatorRegistered = "authenticator.registered"
 
     /// The account column for an identifier.

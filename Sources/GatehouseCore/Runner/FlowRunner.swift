@@ -161,6 +161,12 @@ public struct FlowRunner: Sendable {
     private func rejectLimited(_ credential: CredentialRecord, limit: Int, reserved: Int, now: Date, removal: HookEvent) async throws -> Never {
         let exhausted = reserved >= limit
         if exhausted { try await remove(credential, now: now, removal: removal) }
+        await services.audit(
+            AuditEvent(
+                at: now, type: AuditEvent.signInFailed, userID: credential.userID, clientID: removal.clientID, method: removal.method,
+                reason: exhausted ? "device_deregistered" : "authenticator_rejected",
+                account: removal.identifier.map(AuditEvent.account(of:)), addressBlock: removal.meta.ipAddress.map(LoginThrottle.addressBlock),
+                userAgent: removal.meta.userAgent))
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
