@@ -35,3 +35,17 @@ public enum Subprocess {
         try process.run()
     }
 }
+
+extension Subprocess {
+    /// An executable this package built (`gatehouse`, `gatehouse-example`): beside the test bundle,
+    /// one folder up, or in `.build/debug`.
+    public static func builtProduct(_ name: String, filePath: String = #filePath) -> URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for directory in [beside, beside.deletingLastPathComponent()] {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/\(name)")
+    }
+}

@@ -178,7 +178,7 @@ struct AuthClientTests {
 
     @Test("Two processes on one file store refresh in turn: no invalid_grant, even with no reuse grace")
     func twoProcesses() async throws {
-        let example = Self.exampleBinary()
+        let example = Subprocess.builtProduct("gatehouse-example")
         try #require(FileManager.default.isExecutableFile(atPath: example.path), "build gatehouse-example first (swift build)")
         let server = try await Self.server(grace: 0)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-sdk-\(UUID().uuidString)/session.json")
@@ -205,16 +205,6 @@ struct AuthClientTests {
             let after = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: FileSessionStore(url: path)))
             #expect(try await after.authorizedData(for: meRequest(base)).1.statusCode == 200)
         }
-    }
-
-    static func exampleBinary() -> URL {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for directory in [beside, beside.deletingLastPathComponent()] {
-            let candidate = directory.appendingPathComponent("gatehouse-example")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/gatehouse-example")
     }
 }
 

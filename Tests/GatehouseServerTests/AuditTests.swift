@@ -125,7 +125,7 @@ struct AuditTests {
             _ = try await signUp(client, email: "cli-audit@example.com")
             server.clock.advance(by: 1)
             _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": "Cli-Audit@Example.com", "password": "wrong guess here"])
-            let binary = Self.binary()
+            let binary = Subprocess.builtProduct("gatehouse")
             let all = try await Subprocess.run(binary, ["audit", "--database-url", url])
             #expect(all.status == 0, "\(all.output)")
             let records = all.output.split(separator: "\n").compactMap {
@@ -137,15 +137,5 @@ struct AuditTests {
             let none = try await Subprocess.run(binary, ["audit", "--database-url", url, "--identifier", "other@example.com"])
             #expect(none.status == 0 && none.output.isEmpty)
         }
-    }
-
-    static func binary() -> URL {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for directory in [beside, beside.deletingLastPathComponent()] {
-            let candidate = directory.appendingPathComponent("gatehouse")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/gatehouse")
     }
 }

@@ -21,6 +21,10 @@ public struct MetadataSchema: Sendable, Hashable {
         self.root = root
     }
 
+    /// A schema checked when it was set (the client settings hold only checked ones): no second check
+    /// on every sign-up.
+    init(checked root: JSONValue) { self.root = root }
+
     public init(json: String) throws {
         guard json.utf8.count <= Self.maxBytes else { throw MetadataSchemaError("the schema is over 16 KiB") }
         let value: JSONValue
@@ -78,10 +82,10 @@ public struct MetadataSchema: Sendable, Hashable {
                 result.invalidate(field: field, code: .invalidType, message: "Use a value of type \(describe(type)).")
                 return
             }
-            if let allowed = rules["enum"], case .array(let options) = allowed, !options.contains(where: { equal($0, value) }) {
+            if let allowed = rules["enum"], case .array(let options) = allowed, !options.contains(value) {
                 result.invalidate(field: field, code: .invalidValue, message: "Use one of the allowed values.")
             }
-            if let constant = rules["const"], !equal(constant, value) {
+            if let constant = rules["const"], constant != value {
                 result.invalidate(field: field, code: .invalidValue, message: "Use the required value.")
             }
             switch value {
@@ -150,7 +154,6 @@ public struct MetadataSchema: Sendable, Hashable {
         }
     }
 
-    private static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool { a == b }
     private static func describe(_ type: JSONValue) -> String {
         switch type {
         case .string(let name): name
@@ -169,7 +172,7 @@ public struct MetadataSchemaError: Error, CustomStringConvertible {
 extension MetadataSchema {
     /// Checks `metadata` against the client's schema, if it has one.
     static func check(_ metadata: [String: JSONValue]?, client: ClientRecord, into result: inout ValidationResult) {
-        guard let root = client.settings.metadataSchema, let schema = try? MetadataSchema(root) else { return }
-        schema.validate(.object(metadata ?? [:]), field: "profile.metadata", into: &result)
+        guard let root = client.settings.metadataSchema else { return }
+        MetadataSchema(checked: root).validate(.object(metadata ?? [:]), field: "profile.metadata", into: &result)
     }
 }
