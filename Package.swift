@@ -1,15 +1,21 @@
-// swift-tools-version:6.2
+// swift-tools-version:6.0
 import PackageDescription
 
+// One manifest for the server and the SDK, so that an app adds the SDK by this repository's URL and
+// the `Gatehouse` product. SwiftPM builds only the targets a product reaches: an app that names
+// `Gatehouse` compiles the SDK, its wire types, Argon2 and swift-crypto, never the server's packages
+// (scripts/check-sdk-install proves it in CI). Platforms are per package, not per target, so the
+// macOS minimum is the server's (Hummingbird needs macOS 14); iOS, tvOS and watchOS are the SDK's own.
+// GatehouseSDK/Package.swift describes the same SDK sources alone, for the Keychain shim build
+// (scripts/check-apple-paths) and `swift test --package-path GatehouseSDK`.
 let package = Package(
     name: "gatehouse",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v14), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
+        .library(name: "Gatehouse", targets: ["Gatehouse"]),
         .executable(name: "gatehouse", targets: ["gatehouse"]),
     ],
     dependencies: [
-        // The client SDK and the wire types it shares with the server live in their own package.
-        .package(path: "GatehouseSDK"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
@@ -17,7 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // The SDK's range: an app may already pin swift-crypto 3.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
@@ -33,10 +40,18 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
+        // The SDK (sources in GatehouseSDK/). Wire types shared by the server and the SDK: Foundation only.
+        .target(name: "GatehouseAPI", path: "GatehouseSDK/Sources/GatehouseAPI"),
+        // RFC 9106 in Swift: no listed package offers Argon2 and a system library would break the
+        // two-command set-up (and an app's build). The server hashes passwords with it, the SDK derives PIN keys.
+        .target(name: "Argon2", path: "GatehouseSDK/Sources/Argon2"),
+        .target(
+            name: "Gatehouse", dependencies: ["GatehouseAPI", "Argon2", .product(name: "Crypto", package: "swift-crypto")],
+            path: "GatehouseSDK/Sources/Gatehouse"),
         .target(
             name: "GatehouseCore",
             dependencies: [
-                .product(name: "GatehouseAPI", package: "GatehouseSDK"), .product(name: "Argon2", package: "GatehouseSDK"),
+                "GatehouseAPI", "Argon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
@@ -84,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
-                "GatehouseServer", "GatehouseStore", "GatehouseCore", .product(name: "Argon2", package: "GatehouseSDK"),
+                "GatehouseServer", "GatehouseStore", "GatehouseCore", "Argon2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -94,7 +109,7 @@ let package = Package(
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GatehouseAPI", package: "GatehouseSDK"),
+                "GatehouseAPI",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
@@ -109,30 +124,30 @@ let package = Package(
             ]
         ),
         // The SDK example: `swift run gatehouse-example --url … --client-id …`.
-        .executableTarget(name: "gatehouse-example", dependencies: [.product(name: "Gatehouse", package: "GatehouseSDK")], path: "Examples/GatehouseExample"),
+        .executableTarget(name: "gatehouse-example", dependencies: ["Gatehouse"], path: "Examples/GatehouseExample"),
         .target(
             name: "GatehouseTesting",
             dependencies: [
-                "GatehouseCore", "GatehouseServer", "GatehouseStore", .product(name: "Argon2", package: "GatehouseSDK"),
+                "GatehouseCore", "GatehouseServer", "GatehouseStore", "Argon2",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
             ]
         ),
         .testTarget(
-            name: "Argon2Tests", dependencies: [.product(name: "Argon2", package: "GatehouseSDK")], resources: [.copy("Fixtures")]),
+            name: "Argon2Tests", dependencies: ["Argon2"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GatehouseBenchTests", dependencies: ["GatehouseBench"]),
         .testTarget(
             name: "GatehouseSDKTests",
             dependencies: [
-                .product(name: "Gatehouse", package: "GatehouseSDK"), "GatehouseTesting", "GatehouseServer", "GatehouseCore",
-                .product(name: "Argon2", package: "GatehouseSDK"), .product(name: "Crypto", package: "swift-crypto"),
+                "Gatehouse", "GatehouseTesting", "GatehouseServer", "GatehouseCore",
+                "Argon2", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         // The SDK package's own unit tests (scripted transport, manual clock), compiled here as well so
         // the README's `swift test` runs them; `swift test --package-path GatehouseSDK` runs them alone.
         .testTarget(
-            name: "GatehouseSDKUnitTests", dependencies: [.product(name: "Gatehouse", package: "GatehouseSDK")],
+            name: "GatehouseSDKUnitTests", dependencies: ["Gatehouse"],
             path: "GatehouseSDK/Tests/GatehouseUnitTests"),
         .testTarget(
             name: "GatehouseSMTPTests",
@@ -145,7 +160,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseCoreTests",
-            dependencies: ["GatehouseCore", "GatehouseTesting", .product(name: "Argon2", package: "GatehouseSDK")]),
+            dependencies: ["GatehouseCore", "GatehouseTesting", "Argon2"]),
         .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
         .testTarget(
             name: "GatehouseServerTests",
@@ -156,7 +171,7 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "Argon2", package: "GatehouseSDK"),
+                "Argon2",
             ]
         ),
     ]

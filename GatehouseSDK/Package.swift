@@ -1,14 +1,15 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The Gatehouse client SDK, a package of its own so that it can declare the platforms apps ship on
-// (the server needs macOS 14) and depend on nothing but Foundation and swift-crypto.
-// Argon2 lives here too: the SDK derives PIN keys with it and the server hashes passwords with it.
+// The Gatehouse client SDK alone, for its development: `swift test --package-path GatehouseSDK` and the
+// Keychain shim build below. Apps add the SDK by the repository's URL instead: the root manifest
+// declares the same three targets (GatehouseAPI, Argon2, Gatehouse) over these sources, and its
+// `Gatehouse` product builds nothing of the server. Keep the two target lists in step.
 
 // GATEHOUSE_SECURITY_SHIM=1 (Linux CI only, scripts/check-apple-paths) compiles the Keychain stores
 // and the Secure Enclave key provider against stand-ins for Apple's Security, CryptoKit Secure
 // Enclave and LocalAuthentication calls, so that code is type-checked and tested where no Apple SDK
-// exists. Without the variable the manifest is the one apps get.
+// exists.
 let securityShim = Context.environment["GATEHOUSE_SECURITY_SHIM"] == "1"
 
 var sdkDependencies: [Target.Dependency] = ["GatehouseAPI", "Argon2", .product(name: "Crypto", package: "swift-crypto")]
