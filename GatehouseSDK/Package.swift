@@ -23,7 +23,7 @@ if securityShim {
 
 let package = Package(
     name: "GatehouseSDK",
-    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
+    platforms: [.iOS(.v15), .macOS(.v14), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
         .library(name: "GatehouseAPI", targets: ["GatehouseAPI"]),
