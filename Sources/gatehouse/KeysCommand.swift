@@ -11,7 +11,8 @@ struct KeysCommand: AsyncParsableCommand {
         let persistence = try await store.open(logger: cliLogger())
         do {
             let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
-            try await body(KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: SystemWallClock())))
+            let clock = SystemWallClock()
+            try await body(KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: clock), persistence: persistence, clock: clock))
         } catch {
             await persistence.shutdown()
             throw error

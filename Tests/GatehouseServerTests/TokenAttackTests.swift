@@ -115,7 +115,7 @@ struct TokenAttackTests {
         try await server.withRouter { client in
             let user = try await signUp(client)
             let leaked = try #require(server.server.keys.currentKID)
-            let admin = KeyAdmin(keys: server.server.keys)
+            let admin = KeyAdmin(keys: server.server.keys, persistence: server.persistence, clock: server.clock)
             #expect(try await admin.revoke(kid: leaked))
             #expect(server.server.keys.currentKID != leaked)
             // The token it signed is refused (the verified-token cache included), and it left the JWKS.

@@ -12,7 +12,7 @@ public struct AdminAuthenticator: Sendable {
         let claims = try await tokens.verify(token)
         guard claims.sid.isEmpty, claims.sub == claims.clientID else { return nil }
         let scopes = Set(claims.scope.split(separator: " ").map(String.init))
-        guard scopes.contains(AdminScope.all) || scopes.contains(AdminScope.read) else { return nil }
+        guard !scopes.isDisjoint(with: AdminScope.every) else { return nil }
         return AdminPrincipal(clientID: claims.clientID, scopes: scopes)
     }
 }

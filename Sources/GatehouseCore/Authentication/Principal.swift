@@ -24,14 +24,27 @@ public struct AdminPrincipal: Sendable, Hashable {
         self.scopes = scopes
     }
 
-    /// Whether this credential may act in `area` (`admin` allows everything; `admin:read` reads only).
+    /// Whether this credential may act with `scope` (`admin` allows everything).
     public func allows(_ scope: String) -> Bool { scopes.contains(AdminScope.all) || scopes.contains(scope) }
+
+    /// Reading an area: `admin`, `admin:read` or the area's own scope.
+    public func mayRead(_ area: String) -> Bool { allows(area) || scopes.contains(AdminScope.read) }
+
+    /// Changing an area: `admin` or the area's own scope, never `admin:read`.
+    public func mayWrite(_ area: String) -> Bool { allows(area) }
 }
 
-/// The scopes an admin credential may carry.
+/// The scopes an admin credential may carry: everything, read-only everywhere, or one area (read
+/// and write).
 public enum AdminScope {
     public static let all = "admin"
     public static let read = "admin:read"
+    public static let users = "admin:users"
+    public static let clients = "admin:clients"
+    public static let keys = "admin:keys"
+    public static let audit = "admin:audit"
+
+    public static let every: Set<String> = [all, read, users, clients, keys, audit]
 }
 
 /// Who a request comes from, as the first authenticator that recognised it says. Indirect: the

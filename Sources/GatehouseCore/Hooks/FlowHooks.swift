@@ -147,7 +147,7 @@ extension CoreServices {
             AuditEvent(
                 at: now, type: event.point.webhookType ?? event.point.rawValue, userID: event.userID, clientID: event.clientID,
                 method: event.method, addressBlock: event.meta.ipAddress.map(LoginThrottle.addressBlock),
-                userAgent: event.meta.userAgent))
+                userAgent: event.meta.userAgent, requestID: event.meta.requestID))
         guard let webhooks = hooks.webhooks else { return }
         try await webhooks.enqueue(event, secret: secret, now: now, stores: stores)
     }
@@ -162,7 +162,7 @@ extension CoreServices {
             AuditEvent(
                 at: clock.now(), type: AuditEvent.codeSent, userID: userID, clientID: clientID, method: "\(channel.rawValue)_\(purpose)",
                 account: AuditEvent.account(of: identifier), addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
-                userAgent: meta.userAgent))
+                userAgent: meta.userAgent, requestID: meta.requestID))
     }
 
     /// Runs a code check, and audits a wrong or spent code as `code.failed` (`method`: channel and
@@ -177,7 +177,7 @@ extension CoreServices {
                 AuditEvent(
                     at: clock.now(), type: AuditEvent.codeFailed, clientID: clientID, method: method, reason: error.code.rawValue,
                     account: AuditEvent.account(of: identifier), addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
-                    userAgent: meta.userAgent))
+                    userAgent: meta.userAgent, requestID: meta.requestID))
             throw error
         }
     }

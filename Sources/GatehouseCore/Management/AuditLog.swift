@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reading the audit log, shared by `gatehouse audit` and the coming admin API.
+/// Reading the audit log, shared by `gatehouse audit` and the admin API.
 public struct AuditLog: Sendable {
     let persistence: any Persistence
 
@@ -23,6 +23,8 @@ public struct AuditLog: Sendable {
         record["account"] = event.account
         record["address_block"] = event.addressBlock
         record["user_agent"] = event.userAgent
+        record["actor"] = event.actor
+        record["request_id"] = event.requestID
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Client management for the CLI: create, list, show, update, delete.
+/// Client management for the CLI and the admin API: create, list, show, update, delete. Changes are
+/// audited (`admin.client.…`, with the actor) in their own transaction.
 public struct ClientAdmin: Sendable {
     let persistence: any Persistence
     let clock: any WallClock
@@ -21,7 +22,7 @@ public struct ClientAdmin: Sendable {
 
     public func create(
         id: String?, name: String, kind: ClientRecord.Kind, redirectURIs: [String], scopes: [String],
-        settings: [String], isDefault: Bool = false
+        settings: [String], isDefault: Bool = false, actor: AdminActor = .commandLine
     ) async throws -> Created {
         guard !name.isEmpty, name.count <= 200 else { throw ClientAdminError.invalid("name must be 1–200 characters") }
         let clientID = id ?? Self.makeID()
@@ -40,8 +41,12 @@ public struct ClientAdmin: Sendable {
             secret = fresh
         }
         let toInsert = record
+        let now = clock.now()
         do {
-            try await persistence.transaction { try await $0.clients.insert(toInsert) }
+            try await persistence.transaction { stores in
+                try await stores.clients.insert(toInsert)
+                try await stores.audit.append(actor.event("client.created", at: now, clientID: clientID))
+            }
         } catch StoreError.conflict {
             throw ClientAdminError.invalid("a client with id \(clientID) already exists")
         }
@@ -60,8 +65,10 @@ public struct ClientAdmin: Sendable {
     }
 
     public func update(
-        id: String, settings: [String], name: String? = nil, redirectURIs: [String]? = nil, scopes: [String]? = nil
+        id: String, settings: [String], name: String? = nil, redirectURIs: [String]? = nil, scopes: [String]? = nil,
+        actor: AdminActor = .commandLine
     ) async throws -> ClientRecord {
+        if let name { guard !name.isEmpty, name.count <= 200 else { throw ClientAdminError.invalid("name must be 1–200 characters") } }
         for uri in redirectURIs ?? [] { try Self.validateRedirectURI(uri) }
         let now = clock.now()
         defer { cache?.invalidate(id: id) }
@@ -73,18 +80,20 @@ public struct ClientAdmin: Sendable {
             if let scopes { client.scopes = scopes }
             client.updatedAt = now
             try await stores.clients.update(client)
+            try await stores.audit.append(actor.event("client.updated", at: now, clientID: id))
             return client
         }
     }
 
     /// Deletes the client and ends its sessions, so a client later created with the same id cannot
     /// inherit them.
-    public func delete(id: String) async throws {
+    public func delete(id: String, actor: AdminActor = .commandLine) async throws {
         let now = clock.now()
         defer { cache?.invalidate(id: id) }
         let deleted = try await persistence.transaction { stores -> Bool in
             guard try await stores.clients.delete(id: id) else { return false }
             _ = try await stores.sessions.revokeAll(clientID: id, at: now, reason: .clientDeleted)
+            try await stores.audit.append(actor.event("client.deleted", at: now, clientID: id))
             return true
         }
         guard deleted else { throw ClientAdminError.notFound(id) }
@@ -94,7 +103,7 @@ public struct ClientAdmin: Sendable {
     public func ensureDefault() async throws -> ClientRecord? {
         if try await persistence.read({ try await $0.clients.findDefault() }) != nil { return nil }
         return try await create(
-            id: nil, name: "Default app", kind: .public, redirectURIs: [], scopes: [], settings: [], isDefault: true
+            id: nil, name: "Default app", kind: .public, redirectURIs: [], scopes: [], settings: [], isDefault: true, actor: .system
         ).client
     }
 

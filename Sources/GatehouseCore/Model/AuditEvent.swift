@@ -17,10 +17,16 @@ public struct AuditEvent: Sendable, Hashable {
     public var account: String?
     public var addressBlock: String?
     public var userAgent: String?
+    /// Who acted, for operators' actions: `client:<id>` for an admin API credential, `cli` for the
+    /// command line. Nil for a user's own requests (the user is `userID`).
+    public var actor: String?
+    /// The `Request-Id` of the HTTP request that caused the event (also in the access log).
+    public var requestID: String?
 
     public init(
         id: UUID = UUID(), at: Date, type: String, userID: UUID? = nil, clientID: String? = nil, method: String? = nil,
-        reason: String? = nil, account: String? = nil, addressBlock: String? = nil, userAgent: String? = nil
+        reason: String? = nil, account: String? = nil, addressBlock: String? = nil, userAgent: String? = nil,
+        actor: String? = nil, requestID: String? = nil
     ) {
         self.id = id
         self.at = at
@@ -32,6 +38,8 @@ public struct AuditEvent: Sendable, Hashable {
         self.account = account
         self.addressBlock = addressBlock
         self.userAgent = userAgent.map { String($0.prefix(256)) }
+        self.actor = actor
+        self.requestID = requestID.map { String($0.prefix(64)) }
     }
 
     public static let signInFailed = "sign_in.failed"
@@ -40,6 +48,9 @@ public struct AuditEvent: Sendable, Hashable {
     public static let codeSent = "code.sent"
     public static let codeFailed = "code.failed"
     public static let authenticatorRegistered = "authenticator.registered"
+
+    /// Operators' actions: `admin.` and what was done (`admin.user.deleted`, `admin.client.created`, …).
+    public static func admin(_ action: String) -> String { "admin." + action }
 
     /// The account column for an identifier.
     public static func account(of identifier: String) -> String { String(Secrets.sha256Hex(identifier).prefix(12)) }

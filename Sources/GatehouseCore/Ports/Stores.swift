@@ -3,6 +3,7 @@ import Foundation
 /// All stores, bound to one database session (and transaction, when inside one).
 public protocol Stores: Sendable {
     var users: any UserStore { get }
+    var directory: any UserDirectoryStore { get }
     var credentials: any CredentialStore { get }
     var clients: any ClientStore { get }
     var sessions: any SessionStore { get }

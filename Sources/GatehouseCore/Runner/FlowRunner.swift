@@ -166,7 +166,7 @@ public struct FlowRunner: Sendable {
                 at: now, type: AuditEvent.signInFailed, userID: credential.userID, clientID: removal.clientID, method: removal.method,
                 reason: exhausted ? "device_deregistered" : "authenticator_rejected",
                 account: removal.identifier.map(AuditEvent.account(of:)), addressBlock: removal.meta.ipAddress.map(LoginThrottle.addressBlock),
-                userAgent: removal.meta.userAgent))
+                userAgent: removal.meta.userAgent, requestID: removal.meta.requestID))
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
@@ -189,7 +189,7 @@ public struct FlowRunner: Sendable {
             AuditEvent(
                 at: services.clock.now(), type: throttled ? AuditEvent.signInThrottled : AuditEvent.signInFailed, clientID: client.id,
                 method: type.rawValue, reason: throttled ? "rate_limited" : "invalid_credentials", account: account,
-                addressBlock: address, userAgent: meta.userAgent))
+                addressBlock: address, userAgent: meta.userAgent, requestID: meta.requestID))
     }
 
     /// A check the server had no capacity for (503) was no attempt: the counters take it back.

@@ -19,6 +19,7 @@ struct EdgeMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         context.meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
+        context.meta.requestID = context.id
         // Only requests that carry `Origin` (browsers, cross-origin) pay for the lookup.
         let origin = await cors.allowedOrigin(of: request)
         var response: Response

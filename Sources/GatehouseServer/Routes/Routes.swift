@@ -62,6 +62,37 @@ struct Routes {
         me.get("me/authenticators", use: devices.list)
         me.delete("me/authenticators/:id", use: devices.delete)
 
+        // Operators' API: an admin credential (a client_credentials token with an admin scope), never a
+        // user's session; each handler checks the scope its area needs.
+        let admin = router.group("/admin/v1")
+            .add(middleware: AuthenticationMiddleware(authenticators: [
+                AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services))
+            ]))
+            .group(context: AdminContext.self)
+        let adminUsers = AdminUserRoutes(services: services)
+        admin.get("users", use: adminUsers.search)
+        admin.post("users", use: adminUsers.create)
+        admin.get("users/:id", use: adminUsers.show)
+        admin.patch("users/:id", use: adminUsers.update)
+        admin.delete("users/:id", use: adminUsers.delete)
+        admin.post("users/:id/disable", use: adminUsers.disable)
+        admin.post("users/:id/enable", use: adminUsers.enable)
+        admin.post("users/:id/sign-out", use: adminUsers.signOut)
+        admin.post("users/:id/password-reset", use: adminUsers.passwordReset)
+        admin.get("users/:id/export", use: adminUsers.export)
+        admin.get("users/:id/sessions", use: adminUsers.sessions)
+        admin.delete("sessions/:id", use: adminUsers.revokeSession)
+        let adminServices = AdminServiceRoutes(services: services, keys: server.keys)
+        admin.get("clients", use: adminServices.listClients)
+        admin.post("clients", use: adminServices.createClient)
+        admin.get("clients/:id", use: adminServices.showClient)
+        admin.patch("clients/:id", use: adminServices.updateClient)
+        admin.delete("clients/:id", use: adminServices.deleteClient)
+        admin.get("keys", use: adminServices.listKeys)
+        admin.post("keys/rotate", use: adminServices.rotateKey)
+        admin.post("keys/:kid/revoke", use: adminServices.revokeKey)
+        admin.get("audit", use: adminServices.listAudit)
+
         // OAuth 2.0 endpoints: RFC 6749 error bodies.
         let oauth = router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))
         let oauthRoutes = OAuthRoutes(services: services)

@@ -5,7 +5,7 @@ import SQLKit
 struct SQLAuditStore: AuditStore {
     let db: any SQLDatabase
 
-    private static let columns = "id, at, type, user_id, client_id, method, reason, account, address_block, user_agent"
+    private static let columns = "id, at, type, user_id, client_id, method, reason, account, address_block, user_agent, actor, request_id"
 
     func append(_ e: AuditEvent) async throws {
         try await db.raw(
@@ -13,7 +13,7 @@ struct SQLAuditStore: AuditStore {
             INSERT INTO audit_events (\(unsafeRaw: Self.columns))
             VALUES (\(bind: Columns.id(e.id)), \(bind: Columns.millis(e.at)), \(bind: e.type), \(bind: e.userID.map(Columns.id)),
                     \(bind: e.clientID), \(bind: e.method), \(bind: e.reason), \(bind: e.account), \(bind: e.addressBlock),
-                    \(bind: e.userAgent))
+                    \(bind: e.userAgent), \(bind: e.actor), \(bind: e.requestID))
             """
         ).run()
     }
@@ -39,6 +39,7 @@ struct SQLAuditStore: AuditStore {
             id: try row.uuid("id"), at: try row.date("at"), type: try row.string("type"),
             userID: try row.optionalString("user_id").flatMap(UUID.init(uuidString:)), clientID: try row.optionalString("client_id"),
             method: try row.optionalString("method"), reason: try row.optionalString("reason"), account: try row.optionalString("account"),
-            addressBlock: try row.optionalString("address_block"), userAgent: try row.optionalString("user_agent"))
+            addressBlock: try row.optionalString("address_block"), userAgent: try row.optionalString("user_agent"),
+            actor: try row.optionalString("actor"), requestID: try row.optionalString("request_id"))
     }
 }

@@ -7,6 +7,7 @@ struct SQLStores: Stores {
     let dialect: Dialect
 
     var users: any UserStore { SQLUserStore(db: db) }
+    var directory: any UserDirectoryStore { SQLUserDirectoryStore(db: db) }
     var credentials: any CredentialStore { SQLCredentialStore(db: db) }
     var clients: any ClientStore { SQLClientStore(db: db) }
     var sessions: any SessionStore { SQLSessionStore(db: db) }

@@ -6,7 +6,7 @@ import SQLKit
 struct SQLUserStore: UserStore {
     let db: any SQLDatabase
 
-    private static let columns = """
+    static let columns = """
         u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.app_metadata, u.state, u.created_at,
         u.updated_at, u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.type = 'password') AS has_password
         """

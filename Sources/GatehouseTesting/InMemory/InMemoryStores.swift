@@ -6,6 +6,7 @@ struct InMemoryStores: Stores {
     let box: StateBox
 
     var users: any UserStore { InMemoryUserStore(box: box) }
+    var directory: any UserDirectoryStore { InMemoryUserDirectoryStore(box: box) }
     var credentials: any CredentialStore { InMemoryCredentialStore(box: box) }
     var clients: any ClientStore { InMemoryClientStore(box: box) }
     var sessions: any SessionStore { InMemorySessionStore(box: box) }
