@@ -98,5 +98,3 @@ func printJSON<T: Encodable>(_ value: T) throws {
     encoder.dateEncodingStrategy = .iso8601
     print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
-
-/// A client as the CLI prints it: never the secret hash.

@@ -5,7 +5,10 @@ import GatehouseCore
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Manage user accounts.", subcommands: [Import.self, HashPassword.self])
+        commandName: "users", abstract: "Manage user accounts.", subcommands: [
+            List.self, Show.self, Sessions.self, Export.self, Disable.self, Enable.self, SignOut.self, Delete.self, Import.self,
+            HashPassword.self,
+        ])
 
     struct HashPassword: ParsableCommand {
         static let configuration = CommandConfiguration(

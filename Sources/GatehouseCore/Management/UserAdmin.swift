@@ -4,23 +4,43 @@ import GatehouseAPI
 /// Operators' work on user accounts, shared by the admin API and the CLI. Every change writes its
 /// audit event (`admin.user.…`, with the actor) in the change's own transaction.
 public struct UserAdmin: Sendable {
-    let services: CoreServices
+    let persistence: any Persistence
+    let clock: any WallClock
+    /// The running server's services: creating a user (password policy, hashing) and sending mail need
+    /// them; the CLI, which has only the database, does without.
+    let services: CoreServices?
 
-    public init(services: CoreServices) { self.services = services }
+    public init(services: CoreServices) {
+        self.persistence = services.persistence
+        self.clock = services.clock
+        self.services = services
+    }
+
+    public init(persistence: any Persistence, clock: any WallClock) {
+        self.persistence = persistence
+        self.clock = clock
+        self.services = nil
+    }
+
+    private func server() throws -> CoreServices {
+        guard let services else { throw GatehouseError.notReady("This needs the running server: use the admin API.") }
+        return services
+    }
 
     public func search(_ search: UserSearch) async throws -> [UserRecord] {
-        try await services.persistence.read { try await $0.directory.search(search) }
+        try await persistence.read { try await $0.directory.search(search) }
     }
 
     public func show(id: UUID) async throws -> UserRecord {
-        guard let user = try await services.persistence.read({ try await $0.users.find(id: id) }) else { throw Self.noSuchUser }
+        guard let user = try await persistence.read({ try await $0.users.find(id: id) }) else { throw Self.noSuchUser }
         return user
     }
 
     /// A user made by an operator: email and/or phone, optionally a password (the password policy
     /// applies) and verified flags, a profile and app metadata.
     public func create(_ draft: UserDraft, actor: AdminActor) async throws -> UserRecord {
-        let now = services.clock.now()
+        let services = try server()
+        let now = clock.now()
         var result = ValidationResult()
         let email = draft.email.map { EmailAddress.validate($0, into: &result) }
         let phone = draft.phone.map { PhoneNumber.validate($0, into: &result) }
@@ -39,7 +59,7 @@ public struct UserAdmin: Sendable {
             createdAt: now, hasPassword: hash != nil)
         let passwordHash = hash
         do {
-            try await services.persistence.transaction { stores in
+            try await persistence.transaction { stores in
                 try await stores.users.insert(user)
                 if let passwordHash {
                     try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: passwordHash, now: now))
@@ -55,7 +75,7 @@ public struct UserAdmin: Sendable {
     /// Changes what the operator sent: contact details (the password then answers to the new ones),
     /// verified flags, the profile (merged, as `PATCH /v1/me` does) and app metadata (replaced whole).
     public func update(id: UUID, _ change: UserChange, actor: AdminActor) async throws -> UserRecord {
-        let now = services.clock.now()
+        let now = clock.now()
         var result = ValidationResult()
         let email = change.email.map { EmailAddress.validate($0, into: &result) }
         let phone = change.phone.map { PhoneNumber.validate($0, into: &result) }
@@ -65,7 +85,7 @@ public struct UserAdmin: Sendable {
         }
         guard result.isValid else { throw GatehouseError.validation(result) }
         do {
-            return try await services.persistence.transaction { stores in
+            return try await persistence.transaction { stores in
                 guard var user = try await stores.users.find(id: id) else { throw Self.noSuchUser }
                 let contactChanged = (email != nil && email != user.email) || (phone != nil && phone != user.phone)
                 if let email, email != user.email {
@@ -84,7 +104,7 @@ public struct UserAdmin: Sendable {
                 if let metadata = change.appMetadata { user.appMetadata = metadata }
                 user.updatedAt = now
                 try await stores.users.update(user)
-                if contactChanged, var password = try await services.password.find(userID: id, stores: stores) {
+                if contactChanged, var password = try await stores.credentials.list(userID: id, type: .password).first {
                     password.identifiers = PasswordStrategy.identifiers(of: user)
                     password.updatedAt = now
                     try await stores.credentials.update(password)
@@ -100,8 +120,8 @@ public struct UserAdmin: Sendable {
     /// Disabling ends every session and browser session at once; sign-in, refresh and bearer tokens
     /// are refused while the account stays disabled.
     public func setDisabled(id: UUID, _ disabled: Bool, actor: AdminActor) async throws -> UserRecord {
-        let now = services.clock.now()
-        return try await services.persistence.transaction { stores in
+        let now = clock.now()
+        return try await persistence.transaction { stores in
             guard var user = try await stores.users.find(id: id) else { throw Self.noSuchUser }
             user.state = disabled ? .disabled : .active
             user.updatedAt = now
@@ -117,8 +137,8 @@ public struct UserAdmin: Sendable {
 
     /// Ends every session (refresh tokens with them) and browser session; returns how many sessions.
     public func signOut(id: UUID, actor: AdminActor) async throws -> Int {
-        let now = services.clock.now()
-        return try await services.persistence.transaction { stores in
+        let now = clock.now()
+        return try await persistence.transaction { stores in
             guard try await stores.users.find(id: id) != nil else { throw Self.noSuchUser }
             let ended = try await stores.sessions.revokeAll(userID: id, except: nil, at: now, reason: .adminRevoked)
             _ = try await stores.browserSessions.revokeAll(userID: id, at: now)
@@ -129,8 +149,8 @@ public struct UserAdmin: Sendable {
 
     /// Deletes the account and everything kept for it (``UserDirectoryStore/erase(userID:addresses:)``).
     public func delete(id: UUID, actor: AdminActor) async throws {
-        let now = services.clock.now()
-        try await services.persistence.transaction { stores in
+        let now = clock.now()
+        try await persistence.transaction { stores in
             guard let user = try await stores.users.find(id: id) else { throw Self.noSuchUser }
             _ = try await stores.directory.erase(userID: id, addresses: [user.email, user.phone].compactMap { $0 })
             try await stores.audit.append(actor.event("user.deleted", at: now, userID: id))
@@ -140,18 +160,19 @@ public struct UserAdmin: Sendable {
     /// Sends the recovery mail (code and link) as `POST /v1/recovery` would, for `clientID` or the
     /// default client.
     public func sendPasswordReset(id: UUID, clientID: String?, actor: AdminActor) async throws {
+        let services = try server()
         let user = try await show(id: id)
         guard let email = user.email else { throw GatehouseError.badRequest("The account has no email address.") }
         guard user.state == .active else { throw GatehouseError.accountDisabled }
         try await RecoveryFlow(services: services).request(email: email, clientID: clientID, meta: actor.meta)
-        try await services.persistence.transaction { stores in
-            try await stores.audit.append(actor.event("user.password_reset_sent", at: services.clock.now(), userID: id, clientID: clientID))
+        try await persistence.transaction { stores in
+            try await stores.audit.append(actor.event("user.password_reset_sent", at: clock.now(), userID: id, clientID: clientID))
         }
     }
 
     /// A user's sessions, live and ended, newest first.
     public func sessions(id: UUID, limit: Int = 200) async throws -> [SessionRecord] {
-        try await services.persistence.read { stores in
+        try await persistence.read { stores in
             guard try await stores.users.find(id: id) != nil else { throw Self.noSuchUser }
             return try await stores.directory.sessions(userID: id, limit: limit)
         }
@@ -159,8 +180,8 @@ public struct UserAdmin: Sendable {
 
     /// Ends one session, whoever's it is; returns its user.
     public func revokeSession(id: UUID, actor: AdminActor) async throws {
-        let now = services.clock.now()
-        try await services.persistence.transaction { stores in
+        let now = clock.now()
+        try await persistence.transaction { stores in
             guard let session = try await stores.sessions.find(id: id), try await stores.sessions.revoke(id: id, at: now, reason: .adminRevoked)
             else { throw GatehouseError.notFound("No live session with this id.") }
             try await stores.audit.append(actor.event("session.revoked", at: now, userID: session.userID, clientID: session.clientID))
@@ -171,8 +192,8 @@ public struct UserAdmin: Sendable {
     /// type and identifiers (never a hash, key or secret), sessions, accepted terms and audit events.
     /// The export itself is audited.
     public func export(id: UUID, actor: AdminActor) async throws -> UserExport {
-        let now = services.clock.now()
-        return try await services.persistence.transaction { stores in
+        let now = clock.now()
+        return try await persistence.transaction { stores in
             guard let user = try await stores.users.find(id: id) else { throw Self.noSuchUser }
             let credentials = try await stores.credentials.list(userID: id, type: nil)
             let sessions = try await stores.directory.sessions(userID: id, limit: 1000)
