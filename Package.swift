@@ -94,7 +94,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/templates")]
+            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/templates"), .copy("Resources/console")]
         ),
         .executableTarget(
             name: "gatehouse",

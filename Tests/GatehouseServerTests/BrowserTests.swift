@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import GatehouseTesting
 import HummingbirdTesting
 import Testing
@@ -60,5 +61,55 @@ struct BrowserTests {
             throw error
         }
         await server.stop()
+    }
+
+    @Test("Headless Chromium in the admin console: sign in by a CLI link, see the charts, search a user, revoke a session, find it in the audit view",
+          .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
+    func consoleInChromium() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        let app = server.server.makeApplication()
+        let screenshots = URL(fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)").path)
+        try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
+        do {
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let user = try await signUp(client, email: "console-victim@example.com")
+                let second = try await logIn(client, email: user.email, password: user.password)
+                _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "a wrong guess"])
+                _ = try await refresh(client, second.refreshToken)
+                // The link as `gatehouse console link` makes it.
+                let binary = Subprocess.builtProduct("gatehouse")
+                let made = try await Subprocess.run(binary, [
+                    "console", "link", "--operator", "ada", "--database-url", server.server.configuration.databaseURL,
+                    "--public-url", "http://127.0.0.1:\(port)",
+                ])
+                #expect(made.status == 0, "\(made.output)")
+                let link = try #require(made.output.split(separator: "\n").last.map(String.init))
+                let script = Browser.script.deletingLastPathComponent().appendingPathComponent("console_flow.py")
+                let result = try await Subprocess.run(
+                    URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, link, user.email, "ada", screenshots.path])
+                #expect(result.status == 0, "\(result.output)")
+                let revoked = try #require(result.output.split(separator: "\n").last.map(String.init))
+                // The browser's click really ended that session, and only it.
+                let sessions = try await server.persistence.read { try await $0.sessions.find(id: UUID(uuidString: revoked)!) }
+                #expect(sessions?.revokeReason == "admin_revoked")
+                let revokedToken = revoked == user.sessionID ? user.refreshToken : second.refreshToken
+                #expect(try await refresh(client, revokedToken).status == .badRequest)
+                // The link is spent: a second visit cannot sign in.
+                let again = try await client.json(.post, "/admin/console/enter", nil)
+                #expect(again.status == .unsupportedMediaType || again.status == .forbidden)
+                let events = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: "admin.session.revoked"))
+                #expect(events.count == 1 && events.first?.actor == "console:ada" && events.first?.requestID?.isEmpty == false)
+                for name in ["overview.png", "users.png", "user.png", "audit.png"] {
+                    #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent(name).path), "\(name)")
+                }
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+        if ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"] == nil { try? FileManager.default.removeItem(at: screenshots) }
     }
 }

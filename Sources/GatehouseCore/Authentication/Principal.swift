@@ -16,12 +16,16 @@ public struct Principal: Sendable {
 /// An operator's machine credential: a confidential client's `client_credentials` token that carries
 /// an admin scope. Never a user's session.
 public struct AdminPrincipal: Sendable, Hashable {
+    /// The confidential client's id, or the operator's name for a console session.
     public var clientID: String
     public var scopes: Set<String>
+    /// Signed in to the admin console (by a one-time link from the CLI) rather than an API credential.
+    public var isConsole: Bool
 
-    public init(clientID: String, scopes: Set<String>) {
+    public init(clientID: String, scopes: Set<String>, isConsole: Bool = false) {
         self.clientID = clientID
         self.scopes = scopes
+        self.isConsole = isConsole
     }
 
     /// Whether this credential may act with `scope` (`admin` allows everything).

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Who performs an operator's action, for the audit log: an admin API credential (`client:<id>`) or
-/// the command line on the server's machine (`cli`), with the request that carried it.
+/// Who performs an operator's action, for the audit log: an admin API credential (`client:<id>`), an
+/// operator in the console (`console:<name>`) or the command line on the server's machine (`cli`),
+/// with the request that carried it.
 public struct AdminActor: Sendable {
     public var name: String
     public var meta: RequestMeta
@@ -12,7 +13,7 @@ public struct AdminActor: Sendable {
     }
 
     public static func client(_ principal: AdminPrincipal, meta: RequestMeta) -> AdminActor {
-        AdminActor(name: "client:" + principal.clientID, meta: meta)
+        AdminActor(name: (principal.isConsole ? "console:" : "client:") + principal.clientID, meta: meta)
     }
 
     public static let commandLine = AdminActor(name: "cli")

@@ -51,6 +51,23 @@ public protocol AuditStore: Sendable {
     func list(_ query: AuditQuery) async throws -> [AuditEvent]
 }
 
+/// Operators' console links and sessions.
+public protocol ConsoleSessionStore: Sendable {
+    func insert(_ record: ConsoleSessionRecord) async throws
+    /// Ends a live record of `kind` with this hash and returns it: one statement, so a link opens one
+    /// session however many browsers race for it.
+    func consume(tokenHash: String, kind: ConsoleSessionRecord.Kind, at: Date) async throws -> ConsoleSessionRecord?
+    /// A live session by its token's hash.
+    func findLive(tokenHash: String, at: Date) async throws -> ConsoleSessionRecord?
+}
+
+/// What the console's overview charts count.
+public protocol ActivityStore: Sendable {
+    /// Sign-ins, sign-ups and failed sign-ins (from the audit log) and refreshes (rotated refresh
+    /// tokens) per UTC day since `since`.
+    func daily(since: Date) async throws -> DailyActivity
+}
+
 public enum ExpiredRows: String, Sendable, CaseIterable {
     /// Counters whose window ended.
     case attemptCounters = "attempt_counters"
@@ -67,6 +84,8 @@ public enum ExpiredRows: String, Sendable, CaseIterable {
     case outbox
     /// Audit events past the retention.
     case auditEvents = "audit_events"
+    /// Console links and sessions that expired or ended.
+    case consoleSessions = "console_sessions"
 }
 
 /// Deletes old rows in small batches, so no clean-up holds the writer for long.

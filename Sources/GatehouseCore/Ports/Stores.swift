@@ -17,6 +17,8 @@ public protocol Stores: Sendable {
     var browserSessions: any BrowserSessionStore { get }
     var housekeeping: any HousekeepingStore { get }
     var audit: any AuditStore { get }
+    var console: any ConsoleSessionStore { get }
+    var activity: any ActivityStore { get }
 }
 
 /// The database: reads, and all-or-nothing transactions.

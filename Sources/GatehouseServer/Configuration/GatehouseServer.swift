@@ -17,6 +17,7 @@ public struct GatehouseServer: Sendable {
     /// Set when this start created the default client (first start on an empty database).
     public let createdDefaultClient: ClientRecord?
     public let templates: TemplateCatalog
+    let consoleTemplates: ConsoleTemplates
     /// The outbox drain; the background service calls it, tests may too.
     public let delivery: OutboxDelivery
     let metrics: MetricsRegistry
@@ -26,6 +27,7 @@ public struct GatehouseServer: Sendable {
         transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks()
     ) async throws -> GatehouseServer {
         let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
+        let consoleTemplates = try ConsoleTemplates()
         let hooksFile = try configuration.hooksFile.map { try HooksConfiguration.load(path: $0) }
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
         let persistence = try await SQLPersistence.open(
@@ -51,7 +53,7 @@ public struct GatehouseServer: Sendable {
                 services: services, renderer: templates, transports: transports)
             return GatehouseServer(
                 configuration: configuration, services: services, persistence: persistence, keys: keys,
-                hashingPool: pool, createdDefaultClient: created, templates: templates, delivery: delivery,
+                hashingPool: pool, createdDefaultClient: created, templates: templates, consoleTemplates: consoleTemplates, delivery: delivery,
                 metrics: MetricsRegistry.shared)
         } catch {
             await persistence.shutdown()

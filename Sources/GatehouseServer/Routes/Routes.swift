@@ -93,6 +93,28 @@ struct Routes {
         admin.post("keys/:kid/revoke", use: adminServices.revokeKey)
         admin.get("audit", use: adminServices.listAudit)
 
+        // The admin console: HTML pages, also when they fail; signed in by a one-time link from the CLI.
+        let consoleRoutes = ConsoleRoutes(services: services, keys: server.keys, templates: server.consoleTemplates)
+        let consolePublic = router.group("/admin/console")
+            .add(middleware: ErrorMiddleware(renderer: ConsoleErrorRenderer(templates: server.consoleTemplates)))
+        consolePublic.get("enter", use: consoleRoutes.enterPage)
+        consolePublic.post("enter", use: consoleRoutes.enter)
+        let console = consolePublic
+            .add(middleware: AuthenticationMiddleware(authenticators: [
+                ConsoleAuthenticator(access: ConsoleAccess(persistence: services.persistence, clock: services.clock))
+            ]))
+            .group(context: AdminContext.self)
+        console.get(use: consoleRoutes.overview)
+        console.get("users", use: consoleRoutes.usersPage)
+        console.get("users/:id", use: consoleRoutes.userPage)
+        console.post("users/:id/sessions/:sid/revoke", use: consoleRoutes.revokeSession)
+        console.post("users/:id/:action", use: consoleRoutes.userAction)
+        console.get("clients", use: consoleRoutes.clientsPage)
+        console.get("keys", use: consoleRoutes.keysPage)
+        console.post("keys/rotate", use: consoleRoutes.rotateKey)
+        console.get("audit", use: consoleRoutes.auditPage)
+        console.post("sign-out", use: consoleRoutes.signOut)
+
         // OAuth 2.0 endpoints: RFC 6749 error bodies.
         let oauth = router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))
         let oauthRoutes = OAuthRoutes(services: services)

@@ -293,5 +293,23 @@ enum Migrations {
             "CREATE INDEX users_created ON users (created_at, id)",
             "CREATE INDEX users_last_login ON users (last_login_at)",
         ]),
+        // The admin console's one-time links and the sessions they open; the overview's refresh chart
+        // counts rotated refresh tokens by day.
+        Migration(version: 11, name: "admin console", statements: [
+            """
+            CREATE TABLE console_sessions (
+                id TEXT PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                kind TEXT NOT NULL,
+                operator_name TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                ended_at BIGINT
+            )
+            """,
+            "CREATE INDEX console_sessions_expiry ON console_sessions (expires_at)",
+            "CREATE INDEX audit_events_type ON audit_events (type, at)",
+            "CREATE INDEX refresh_tokens_created ON refresh_tokens (created_at)",
+        ]),
     ]
 }

@@ -38,6 +38,8 @@ struct SQLHousekeepingStore: HousekeepingStore {
                         OR (status = 'dead' AND created_at < \(bind: cutoff))
                     LIMIT \(unsafeRaw: String(limit))) RETURNING 1
                 """
+        case .consoleSessions:
+            query = "DELETE FROM console_sessions WHERE id IN (SELECT id FROM console_sessions WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .auditEvents:
             query = "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         }

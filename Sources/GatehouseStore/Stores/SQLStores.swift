@@ -17,6 +17,8 @@ struct SQLStores: Stores {
     var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
     var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
     var audit: any AuditStore { SQLAuditStore(db: db) }
+    var console: any ConsoleSessionStore { SQLConsoleSessionStore(db: db) }
+    var activity: any ActivityStore { SQLActivityStore(db: db) }
     var agreements: any AgreementStore { SQLAgreementStore(db: db) }
     var flows: any FlowStore { SQLFlowStore(db: db) }
     var browserSessions: any BrowserSessionStore { SQLBrowserSessionStore(db: db) }

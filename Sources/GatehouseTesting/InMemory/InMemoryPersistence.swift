@@ -86,6 +86,7 @@ struct InMemoryState: Sendable {
     var agreements: [String: AgreementRecord] = [:]
     var flows: [UUID: FlowRecord] = [:]
     var browserSessions: [UUID: BrowserSessionRecord] = [:]
+    var console: [UUID: ConsoleSessionRecord] = [:]
 
     static func identifierKey(_ type: CredentialType, _ identifier: String) -> String { type.rawValue + "\u{0}" + identifier }
 

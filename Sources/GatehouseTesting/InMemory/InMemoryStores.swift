@@ -16,6 +16,8 @@ struct InMemoryStores: Stores {
     var codes: any OneTimeCodeStore { InMemoryOneTimeCodeStore(box: box) }
     var outbox: any OutboxStore { InMemoryOutboxStore(box: box) }
     var audit: any AuditStore { InMemoryAuditStore(box: box) }
+    var console: any ConsoleSessionStore { InMemoryConsoleSessionStore(box: box) }
+    var activity: any ActivityStore { InMemoryActivityStore(box: box) }
     var agreements: any AgreementStore { InMemoryAgreementStore(box: box) }
     var flows: any FlowStore { InMemoryFlowStore(box: box) }
     var browserSessions: any BrowserSessionStore { InMemoryBrowserSessionStore(box: box) }
@@ -44,6 +46,7 @@ struct InMemoryHousekeepingStore: HousekeepingStore {
                 return gone
             case .browserSessions:
                 return drop(&s.browserSessions) { $0.expiresAt < before || ($0.revokedAt.map { $0 < before } ?? false) }
+            case .consoleSessions: return drop(&s.console) { $0.expiresAt < before }
             case .auditEvents:
                 let count = s.audit.count
                 s.audit.removeAll { $0.at < before }
