@@ -22,18 +22,10 @@ struct ConsoleCommand: AsyncParsableCommand {
         func run() async throws {
             var base = Env.value(publicURL, "GATEHOUSE_PUBLIC_URL") ?? "http://127.0.0.1:8080"
             while base.hasSuffix("/") { base.removeLast() }
-            let persistence = try await store.open(logger: cliLogger())
-            do {
+            try await withPersistence(store) { persistence in
                 let token = try await ConsoleAccess(persistence: persistence, clock: SystemWallClock()).issueLink(operatorName: `operator`)
                 print("\(base)/admin/console/enter?token=\(token)")
-            } catch let error as GatehouseError {
-                await persistence.shutdown()
-                throw ValidationError(error.detail ?? error.title)
-            } catch {
-                await persistence.shutdown()
-                throw error
             }
-            await persistence.shutdown()
         }
     }
 }

@@ -10,9 +10,15 @@ import GatehouseCore
 /// Opens the store, runs `body` with a ``UserAdmin``, closes the store either way; a core refusal
 /// becomes the command's error message.
 func withUserAdmin(_ store: StoreOptions, _ body: (UserAdmin) async throws -> Void) async throws {
+    try await withPersistence(store) { try await body(UserAdmin(persistence: $0, clock: SystemWallClock())) }
+}
+
+/// Opens the store, runs `body`, closes the store either way; a core refusal (``GatehouseError``)
+/// becomes the command's error message.
+func withPersistence(_ store: StoreOptions, _ body: (any Persistence) async throws -> Void) async throws {
     let persistence = try await store.open(logger: cliLogger())
     do {
-        try await body(UserAdmin(persistence: persistence, clock: SystemWallClock()))
+        try await body(persistence)
     } catch let error as GatehouseError {
         await persistence.shutdown()
         throw ValidationError(error.detail ?? error.title)

@@ -41,6 +41,9 @@ struct AuditTests {
                 "user.created", "user.signed_in", "sign_in.failed", "sign_in.failed", "sign_in.throttled", "refresh_token.reused",
                 "password.changed", "session.revoked",
             ])
+            // Every event names the HTTP request that caused it (the answer's Request-Id).
+            #expect(all.allSatisfy { ($0.requestID ?? "").count >= 16 }, "\(all.map { ($0.type, $0.requestID) })")
+            #expect(Set(all.compactMap(\.requestID)).count >= all.count - 1, "one request id per request")
             let userID = try #require(all.first?.userID)
             let signedIn = try #require(all.first { $0.type == "user.signed_in" })
             #expect(signedIn.userID == userID && signedIn.clientID == TestServer.openClient && signedIn.method == "password")

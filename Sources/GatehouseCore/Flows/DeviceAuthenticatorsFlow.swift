@@ -18,7 +18,7 @@ public struct DeviceAuthenticatorsFlow: Sendable {
         }
     }
 
-    public func register(_ principal: Principal, _ request: AuthenticatorRegistration) async throws -> AuthenticatorInfo {
+    public func register(_ principal: Principal, _ request: AuthenticatorRegistration, meta: RequestMeta = RequestMeta()) async throws -> AuthenticatorInfo {
         let client = try await services.clients.resolve(principal.session.clientID)
         try Self.requireEnabled(client)
         var problems = ValidationResult()
@@ -63,7 +63,8 @@ public struct DeviceAuthenticatorsFlow: Sendable {
                 try await stores.audit.append(
                     AuditEvent(
                         at: now, type: AuditEvent.authenticatorRegistered, userID: userID, clientID: client.id,
-                        method: request.type.rawValue))
+                        method: request.type.rawValue, addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
+                        userAgent: meta.userAgent, requestID: meta.requestID))
             }
         } catch StoreError.conflict {
             throw GatehouseError.authenticatorExists
@@ -86,7 +87,7 @@ public struct DeviceAuthenticatorsFlow: Sendable {
     }
 
     /// Deletes one of the caller's authenticators and ends its sessions; another user's is "not found".
-    public func delete(_ principal: Principal, id: String) async throws {
+    public func delete(_ principal: Principal, id: String, meta: RequestMeta = RequestMeta()) async throws {
         let now = services.clock.now()
         let userID = principal.user.id
         let deleted = try await services.persistence.transaction { stores -> Bool in
@@ -98,7 +99,7 @@ public struct DeviceAuthenticatorsFlow: Sendable {
             try await services.recordEvent(
                 HookEvent(
                     point: .authenticatorRemoval, clientID: principal.session.clientID, method: CredentialType.deviceAuthenticator.rawValue,
-                    userID: userID, meta: RequestMeta()),
+                    userID: userID, meta: meta),
                 stores: stores)
             return true
         }

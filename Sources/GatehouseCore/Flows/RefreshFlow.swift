@@ -17,7 +17,9 @@ public struct RefreshFlow: Sendable {
     }
 
     /// `client` is the authenticated (or, for public clients, named) client; the token must be its own.
-    public func refresh(token: String, client: ClientRecord, scope: String?, resource: String? = nil) async throws -> TokenResponse {
+    public func refresh(
+        token: String, client: ClientRecord, scope: String?, resource: String? = nil, meta: RequestMeta = RequestMeta()
+    ) async throws -> TokenResponse {
         guard token.hasPrefix(RefreshTokenFormat.prefix), token.utf8.count <= 256 else {
             throw GatehouseError.invalidGrant("The refresh token is not valid.")
         }
@@ -58,7 +60,8 @@ public struct RefreshFlow: Sendable {
             try await stores.audit.append(
                 AuditEvent(
                     at: now, type: AuditEvent.refreshTokenReused, userID: session.userID, clientID: client.id, method: "refresh_token",
-                    reason: "session_revoked"))
+                    reason: "session_revoked", addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent,
+                    requestID: meta.requestID))
             return .reuseDetected
         }
 

@@ -7,12 +7,12 @@ public struct SessionsFlow: Sendable {
 
     public init(services: CoreServices) { self.services = services }
 
-    public func logout(_ principal: Principal, scope: LogoutScope) async throws {
+    public func logout(_ principal: Principal, scope: LogoutScope, meta: RequestMeta = RequestMeta()) async throws {
         let now = services.clock.now()
         let sessionID = principal.session.id
         let userID = principal.user.id
         let event = HookEvent(
-            point: .logout, clientID: principal.session.clientID, method: "logout_\(scope.rawValue)", userID: userID, meta: RequestMeta())
+            point: .logout, clientID: principal.session.clientID, method: "logout_\(scope.rawValue)", userID: userID, meta: meta)
         try await services.persistence.transaction { stores in
             try await services.recordEvent(event, stores: stores)
             switch scope {
@@ -53,7 +53,7 @@ public struct SessionsFlow: Sendable {
     }
 
     /// Revokes one of the caller's own sessions; another user's id is "not found", not "forbidden".
-    public func revoke(_ principal: Principal, sessionID: UUID) async throws {
+    public func revoke(_ principal: Principal, sessionID: UUID, meta: RequestMeta = RequestMeta()) async throws {
         let now = services.clock.now()
         let userID = principal.user.id
         let revoked = try await services.persistence.transaction { stores -> Bool in
@@ -61,7 +61,7 @@ public struct SessionsFlow: Sendable {
                 session.isLive(at: now)
             else { return false }
             try await services.recordEvent(
-                HookEvent(point: .logout, clientID: session.clientID, method: "session_revoke", userID: userID, meta: RequestMeta()),
+                HookEvent(point: .logout, clientID: session.clientID, method: "session_revoke", userID: userID, meta: meta),
                 stores: stores)
             return try await stores.sessions.revoke(id: sessionID, at: now, reason: .userRevoked)
         }

@@ -15,7 +15,7 @@ struct AuthenticatorRoutes: Sendable {
 
     @Sendable func register(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(AuthenticatorRegistration.self, from: request, context: context)
-        return try Responses.json(try await authenticators.register(context.principal, body), status: .created, noStore: true)
+        return try Responses.json(try await authenticators.register(context.principal, body, meta: context.meta), status: .created, noStore: true)
     }
 
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -26,7 +26,7 @@ struct AuthenticatorRoutes: Sendable {
         guard let id = context.parameters.get("id"), !id.isEmpty, id.count <= 64 else {
             throw GatehouseError.notFound("No such authenticator.")
         }
-        try await authenticators.delete(context.principal, id: id)
+        try await authenticators.delete(context.principal, id: id, meta: context.meta)
         return Responses.noContent()
     }
 

@@ -15,7 +15,7 @@ struct MeRoutes: Sendable {
 
     @Sendable func logout(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.optionalJSON(LogoutRequest.self, from: request, context: context)
-        try await sessionsFlow.logout(context.principal, scope: body?.scope ?? .local)
+        try await sessionsFlow.logout(context.principal, scope: body?.scope ?? .local, meta: context.meta)
         return Responses.noContent()
     }
 
@@ -43,7 +43,7 @@ struct MeRoutes: Sendable {
         guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
             throw GatehouseError.notFound("No such session.")
         }
-        try await sessionsFlow.revoke(context.principal, sessionID: id)
+        try await sessionsFlow.revoke(context.principal, sessionID: id, meta: context.meta)
         return Responses.noContent()
     }
 }

@@ -29,7 +29,7 @@ struct OAuthRoutes: Sendable {
                 throw GatehouseError.badRequest("refresh_token is required.")
             }
             let client = try await client(request, form, requireExplicit: false)
-            return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"], resource: form["resource"]), noStore: true)
+            return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"], resource: form["resource"], meta: context.meta), noStore: true)
         case "authorization_code":
             guard let code = form["code"], !code.isEmpty else { throw GatehouseError.badRequest("code is required.") }
             let client = try await client(request, form, requireExplicit: false)
