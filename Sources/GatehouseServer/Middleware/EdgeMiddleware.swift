@@ -18,8 +18,10 @@ struct EdgeMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
+        // Read once: `context.id` formats the logger's metadata value on every access.
+        let requestID = context.id
         context.meta = RequestMeta(request: request, remoteAddress: context.remoteAddress, trustForwardedFor: trustForwardedFor)
-        context.meta.requestID = context.id
+        context.meta.requestID = requestID
         // Only requests that carry `Origin` (browsers, cross-origin) pay for the lookup.
         let origin = await cors.allowedOrigin(of: request)
         var response: Response
@@ -43,7 +45,7 @@ struct EdgeMiddleware: RouterMiddleware {
             if let origin { cors.decorate(&response, origin: origin) }
         }
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[values: requestIDField] = [context.id]
+        response.headers[values: requestIDField] = [requestID]
         return response
     }
 }
