@@ -129,6 +129,7 @@ let package = Package(
             name: "GatehouseTesting",
             dependencies: [
                 "GatehouseCore", "GatehouseServer", "GatehouseStore", "Argon2",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
             ]

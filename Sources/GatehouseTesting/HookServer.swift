@@ -42,8 +42,9 @@ public actor HookServer {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let box = HookServerBox()
         let router = Router()
-        for path in ["/hook", "/events", "/sms", "/other"] {
-            router.post(RouterPath(path)) { request, context -> Response in
+        // POST for hooks, webhooks and SMS; GET for documents it serves (a provider's keys at `/jwks`).
+        for (method, path) in [(HTTPRequest.Method.post, "/hook"), (.post, "/events"), (.post, "/sms"), (.post, "/other"), (.get, "/jwks")] {
+            router.on(RouterPath(path), method: method) { request, context -> Response in
                 let data = try await request.body.collect(upTo: 1 << 20)
                 var headers: [String: String] = [:]
                 for field in request.headers { headers[field.name.canonicalName] = field.value }

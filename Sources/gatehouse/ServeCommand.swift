@@ -28,6 +28,9 @@ struct ServeCommand: AsyncParsableCommand {
     var templatesDir: String?
     @Option(name: .customLong("hooks-file"), help: "JSON file of before-hooks (HTTP endpoints asked at sign-up, login, recovery, verification, token issue and profile update) and signed webhooks; see docs/hooks.md (GATEHOUSE_HOOKS_FILE)")
     var hooksFile: String?
+
+    @Option(name: .customLong("social-file"), help: "JSON file of social providers (apple, google, any OpenID Connect issuer) whose ID tokens sign users in; see the README (GATEHOUSE_SOCIAL_FILE)")
+    var socialFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
     var logLevel: String?
     @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
@@ -94,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.outboxDir = Env.value(outboxDir, "GATEHOUSE_OUTBOX_DIR") ?? c.outboxDir
         c.templatesDir = Env.value(templatesDir, "GATEHOUSE_TEMPLATES_DIR")
         c.hooksFile = Env.value(hooksFile, "GATEHOUSE_HOOKS_FILE")
+        c.socialFile = Env.value(socialFile, "GATEHOUSE_SOCIAL_FILE")
         c.logLevel = Env.value(logLevel, "GATEHOUSE_LOG_LEVEL") ?? c.logLevel
         c.logFormat = Env.value(logFormat, "GATEHOUSE_LOG_FORMAT") ?? c.logFormat
         c.argon2 = try argon2.resolve(c.argon2)

@@ -61,6 +61,12 @@ extension ErrorCode {
     /// The challenge was used, expired or never issued.
     public static let challengeExpired: ErrorCode = "challenge_expired"
     public static let authenticatorExists: ErrorCode = "authenticator_exists"
+    /// A social provider's token was refused: bad signature, issuer, audience, lifetime or nonce, or a
+    /// nonce already used. Get a fresh token (and nonce) from the provider's SDK.
+    public static let invalidProviderToken: ErrorCode = "invalid_provider_token"
+    /// The provider's email belongs to an existing account, and either side has not proved it: sign in
+    /// to that account first, then link the provider (no silent takeover).
+    public static let identityLinkRequired: ErrorCode = "identity_link_required"
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
     public static let invalidGrant: ErrorCode = "invalid_grant"
     public static let invalidScope: ErrorCode = "invalid_scope"
@@ -106,6 +112,7 @@ extension ErrorCode {
         .alreadyRegistered,
         .invalidCode, .codeExpired, .notEnabled,
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
+        .invalidProviderToken, .identityLinkRequired,
         .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,

@@ -5,7 +5,7 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences", "metadata_schema",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences", "metadata_schema", "social_providers",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -89,6 +89,12 @@ public enum ClientSettingsParser {
                 audiences.append(item)
             }
             s.audiences = audiences
+        case "social_providers":
+            // Checked against the server's providers file when a token arrives: the file may change
+            // between nodes' restarts, a setting should not fail because of it.
+            let ids = list()
+            guard ids.allSatisfy(SocialProvider.isValidID) else { throw bad(key, "a comma-separated list of provider ids such as apple,google") }
+            s.socialProviders = ids
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

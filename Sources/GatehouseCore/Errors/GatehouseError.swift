@@ -194,6 +194,23 @@ extension GatehouseError {
         GatehouseError(.forbidden, code: .notEnabled, title: "Not enabled", detail: detail)
     }
 
+    /// A social provider's token that failed a check; the reason stays in the log.
+    public static let invalidProviderToken = GatehouseError(
+        .unauthenticated, code: .invalidProviderToken, title: "Invalid provider token",
+        detail: "The provider's token was refused. Sign in with the provider again.")
+
+    /// The provider's keys could not be fetched: its outage (or a misconfiguration), retry later.
+    public static let providerUnavailable = GatehouseError(
+        .unavailable, code: .temporarilyUnavailable, title: "Provider unavailable",
+        detail: "The sign-in provider's keys cannot be fetched right now. Try again shortly.", retryAfter: 30)
+
+    public static let providerNotEnabled = GatehouseError(
+        .forbidden, code: .notEnabled, title: "Not enabled", detail: "This client does not offer sign-in with this provider.")
+
+    public static let identityLinkRequired = GatehouseError(
+        .conflict, code: .identityLinkRequired, title: "Sign in to link",
+        detail: "An account with this email exists. Sign in to it first, then link this provider.")
+
     public static func forbidden(_ detail: String) -> GatehouseError {
         GatehouseError(.forbidden, code: .forbidden, title: "Forbidden", detail: detail)
     }

@@ -27,7 +27,7 @@ public struct TermsFlow: Sendable {
         let client = try await clients.resolve(clientID)
         let policy = services.settings.passwordPolicy
         return ClientInfo(
-            clientId: client.id, name: client.name, methods: client.settings.methods, socialProviders: [],
+            clientId: client.id, name: client.name, methods: client.settings.methods, socialProviders: client.settings.socialProviders,
             terms: Self.terms(client), requiredFields: client.settings.requiredFields,
             passwordPolicy: PasswordRules(minLength: policy.minLength, maxBytes: policy.maxBytes), scopes: client.scopes)
     }

@@ -77,6 +77,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var audiences: [String] = []
     /// A JSON Schema the user's own properties (`profile.metadata`) must satisfy (``MetadataSchema``).
     public var metadataSchema: JSONValue?
+    /// The operator's social providers (by id) this client offers (`GET /v1/client`); a provider
+    /// token for any other is refused.
+    public var socialProviders: [String] = []
 
     public init() {}
 
@@ -98,6 +101,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case allowedOrigins = "allowed_origins"
         case audiences
         case metadataSchema = "metadata_schema"
+        case socialProviders = "social_providers"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -121,6 +125,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? []
         audiences = try c.decodeIfPresent([String].self, forKey: .audiences) ?? []
         metadataSchema = try c.decodeIfPresent(JSONValue.self, forKey: .metadataSchema)
+        socialProviders = try c.decodeIfPresent([String].self, forKey: .socialProviders) ?? []
     }
 
     private struct DefaultValues {

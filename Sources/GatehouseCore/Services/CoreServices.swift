@@ -24,11 +24,15 @@ public struct CoreServices: Sendable {
     public let password: PasswordStrategy
     public let throttle: LoginThrottle
     public let rateLimits: RateLimiter
+    /// The operator's social providers and the verifier of their tokens.
+    public let social: SocialFederation
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
-        clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks()
+        clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks(),
+        social: SocialFederation = SocialFederation()
     ) {
+        self.social = social
         self.persistence = persistence
         self.hasher = hasher
         self.tokens = tokens

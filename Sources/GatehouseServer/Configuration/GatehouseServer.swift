@@ -29,6 +29,7 @@ public struct GatehouseServer: Sendable {
         let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
         let consoleTemplates = try ConsoleTemplates()
         let hooksFile = try configuration.hooksFile.map { try HooksConfiguration.load(path: $0) }
+        let socialProviders = try configuration.socialFile.map { try SocialProvidersFile.load(path: $0) } ?? []
         let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
         let persistence = try await SQLPersistence.open(
             try DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase), logger: logger)
@@ -43,7 +44,8 @@ public struct GatehouseServer: Sendable {
             settings.smsAvailable = transports?[.sms] != nil || configuration.smsURL != nil || configuration.devOutbox
             let services = CoreServices(
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
-                settings: settings, logger: logger, hooks: Self.hooks(hooks, file: hooksFile, logger: logger))
+                settings: settings, logger: logger, hooks: Self.hooks(hooks, file: hooksFile, logger: logger),
+                social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient()))
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

@@ -19,6 +19,8 @@ public struct ServerConfiguration: Sendable {
     public var outboxDir = "./outbox"
     /// The hooks file: before-hooks over HTTP and webhook endpoints (`GATEHOUSE_HOOKS_FILE`).
     public var hooksFile: String?
+    /// The social providers file: providers whose ID tokens sign users in (`GATEHOUSE_SOCIAL_FILE`).
+    public var socialFile: String?
     /// Operator templates overriding the bundled ones, file by file.
     public var templatesDir: String?
     /// Whether this node drains the outbox in the background (tests drive it by hand).

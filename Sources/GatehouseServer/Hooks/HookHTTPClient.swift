@@ -17,7 +17,9 @@ enum HookHTTPClient {
 
     /// Sends `request` and reads at most ``maxResponseBytes`` of the answer, all within `timeout`.
     /// A webhook's answer is only its status (`keepBody: false`): the body is read and dropped.
-    static func send(_ request: HTTPClientRequest, timeout: Duration, keepBody: Bool = true) async throws -> (status: Int, body: ByteBuffer) {
+    static func send(
+        _ request: HTTPClientRequest, timeout: Duration, keepBody: Bool = true, maxBytes: Int = maxResponseBytes
+    ) async throws -> (status: Int, body: ByteBuffer) {
         try await withThrowingTaskGroup(of: (Int, ByteBuffer).self) { group in
             group.addTask {
                 let response = try await shared.execute(request, timeout: TimeAmount(timeout))
@@ -27,9 +29,9 @@ enum HookHTTPClient {
                 }
                 let body: ByteBuffer
                 do {
-                    body = try await response.body.collect(upTo: maxResponseBytes)
+                    body = try await response.body.collect(upTo: maxBytes)
                 } catch is NIOTooManyBytesError {
-                    throw HookCallError.badAnswer("over \(maxResponseBytes / 1024) KiB")
+                    throw HookCallError.badAnswer("over \(maxBytes / 1024) KiB")
                 }
                 return (Int(response.status.code), body)
             }

@@ -12,6 +12,7 @@ enum RateLimitedRoutes {
     ]
 
     static func counts(_ request: Request) -> Bool {
-        (request.method == .post || request.method == .get) && paths.contains(request.uri.path)
+        (request.method == .post || request.method == .get)
+            && (paths.contains(request.uri.path) || request.uri.path.hasPrefix("/v1/social/"))
     }
 }

@@ -38,6 +38,9 @@ struct Routes {
         api.get("required-fields", use: passwordless.requiredFields)
         api.get("client", use: passwordless.client)
 
+        let social = SocialRoutes(services: services)
+        api.post("social/:provider/token", use: social.token)
+
         let devices = AuthenticatorRoutes(services: services)
         api.post("authenticators/challenge", use: devices.challenge)
         api.post("authenticators/authenticate", use: devices.authenticate)

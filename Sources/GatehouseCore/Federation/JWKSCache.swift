@@ -1,0 +1,81 @@
+import Foundation
+import JWTKit
+
+/// Each provider's published keys, fetched on first use and kept for an hour. A token signed with a
+/// key not in the cache triggers one refetch (providers rotate keys), at most once a minute per
+/// provider, so a flood of made-up `kid`s cannot turn into a flood of fetches.
+actor JWKSCache {
+    struct Entry {
+        var keys: JWTKeyCollection
+        /// kid → the key's type (`RSA`, `EC`), to refuse a token whose `alg` does not fit its key.
+        var types: [String: String]
+        var fetchedAt: Date
+    }
+
+    let fetcher: any FederationHTTP
+    private var entries: [String: Entry] = [:]
+    private var jwksURIs: [String: String] = [:]
+
+    static let lifetime: TimeInterval = 3600
+    static let refetchInterval: TimeInterval = 60
+
+    init(fetcher: any FederationHTTP) { self.fetcher = fetcher }
+
+    /// The keys that hold `kid`, refreshed when it is unknown and the last fetch is old enough. A
+    /// token without `kid` is taken only from a provider that publishes exactly one key (JWTKit would
+    /// otherwise pick its default key for it).
+    func keys(for provider: SocialProvider, kid: String?, now: Date) async throws -> (JWTKeyCollection, keyType: String)? {
+        func lookup(_ entry: Entry) -> (JWTKeyCollection, keyType: String)? {
+            if let kid { return entry.types[kid].map { (entry.keys, $0) } }
+            return entry.types.count == 1 ? entry.types.first.map { (entry.keys, $0.value) } : nil
+        }
+        if let entry = entries[provider.id], now.timeIntervalSince(entry.fetchedAt) < Self.lifetime, let found = lookup(entry) {
+            return found
+        }
+        if let entry = entries[provider.id], now.timeIntervalSince(entry.fetchedAt) < Self.refetchInterval {
+            return lookup(entry)
+        }
+        let entry = try await fetch(provider, now: now)
+        entries[provider.id] = entry
+        return lookup(entry)
+    }
+
+    private func fetch(_ provider: SocialProvider, now: Date) async throws -> Entry {
+        let uri = try await jwksURI(provider)
+        let data = try await fetcher.get(uri)
+        let jwks = try JSONDecoder().decode(JWKS.self, from: data)
+        let keys = JWTKeyCollection()
+        var types: [String: String] = [:]
+        for jwk in jwks.keys {
+            guard let kid = jwk.keyIdentifier?.string else { continue }
+            // Keys of types or curves JWTKit does not take are skipped, not fatal: providers publish
+            // several kinds.
+            do {
+                try await keys.add(jwk: jwk)
+                types[kid] = jwk.keyType.rawValue
+            } catch {
+                continue
+            }
+        }
+        return Entry(keys: keys, types: types, fetchedAt: now)
+    }
+
+    private func jwksURI(_ provider: SocialProvider) async throws -> String {
+        if let uri = provider.jwksURI { return uri }
+        if let uri = jwksURIs[provider.id] { return uri }
+        guard let issuer = provider.issuers.first else { throw IDTokenError.providerMisconfigured }
+        struct Discovery: Decodable { var jwks_uri: String }
+        let data = try await fetcher.get(issuer.trimmingSuffix("/") + "/.well-known/openid-configuration")
+        let uri = try JSONDecoder().decode(Discovery.self, from: data).jwks_uri
+        jwksURIs[provider.id] = uri
+        return uri
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
+}
