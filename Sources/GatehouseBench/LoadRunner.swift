@@ -16,11 +16,14 @@ public struct LoadRunner: Sendable {
     /// For `mixed`: the login flood's open-loop rate and the connections it may use.
     public var loginRate: Double
     public var loginConnections: Int
+    /// For `social`: the provider whose tokens the virtual users present.
+    public var identityProvider: BenchIdentityProvider?
 
     public init(
         client: BenchClient, target: Target, connections: Int, duration: Double, users: [SeedUser], rate: Double? = nil,
-        loginRate: Double = 200, loginConnections: Int = 64
+        loginRate: Double = 200, loginConnections: Int = 64, identityProvider: BenchIdentityProvider? = nil
     ) {
+        self.identityProvider = identityProvider
         self.client = client
         self.target = target
         self.connections = connections
@@ -156,7 +159,7 @@ public struct LoadRunner: Sendable {
                     if scenario == .device {
                         try await deviceSignIn(session!.device!)
                     } else {
-                        try await client.send(call(for: scenario, pick: pick, session: session))
+                        try await client.send(try call(for: scenario, pick: pick, session: session))
                     }
                 if scenario == .refresh, answer.status == 200 {
                     try advance(&session, with: answer)
@@ -186,7 +189,7 @@ public struct LoadRunner: Sendable {
         return stats
     }
 
-    private func call(for scenario: Scenario, pick: Int, session: Session?) -> Target.Call {
+    private func call(for scenario: Scenario, pick: Int, session: Session?) throws -> Target.Call {
         switch scenario {
         case .login: return target.login(users[pick % users.count])
         case .refresh: return target.refresh(session!.chain!.token)
@@ -195,6 +198,10 @@ public struct LoadRunner: Sendable {
         case .me: return target.me(session!.access)
         case .clientCredentials: return target.clientCredentials()
         case .signup: return target.signup(email: "signup-\(UUID().uuidString.lowercased())@example.com", password: "bench password signup")
+        case .social:
+            guard let identityProvider else { throw BenchError.setup("the social scenario needs --social-key") }
+            let (token, nonce) = try identityProvider.mint(pick: pick, subjects: users.count)
+            return target.socialToken(provider: BenchIdentityProvider.providerID, idToken: token, nonce: nonce)
         case .mixed: preconditionFailure("mixed runs as two phases")
         case .device: preconditionFailure("device runs as two calls")
         }

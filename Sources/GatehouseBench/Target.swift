@@ -117,6 +117,11 @@ public struct Target: Sendable {
         }
     }
 
+    /// A sign-in with a provider's ID token (Gatehouse only).
+    public func socialToken(provider: String, idToken: String, nonce: String) -> Call {
+        Call(path: "/v1/social/\(provider)/token", body: .json(["client_id": clientID, "id_token": idToken, "nonce": nonce]))
+    }
+
     /// Registers a device key for the signed-in user (Gatehouse only).
     public func registerDevice(deviceID: String, publicKey: String, access: String) -> Call {
         Call(

@@ -30,6 +30,10 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("login-rate"), help: "mixed: the login flood's open-loop rate") var loginRate = 200.0
     @Option(name: .customLong("login-connections"), help: "mixed: connections the login flood may use") var loginConnections = 64
     @Option(help: "Seeded users to sign in with") var users = 64
+    @Option(name: .customLong("social-key"), help: "social: PEM file of the P-256 key whose JWKS the server's provider 'bench' publishes")
+    var socialKey: String?
+    @Option(name: .customLong("make-social-key"), help: "Write a new P-256 key to this PEM file, print its JWKS, and exit (for --social-key)")
+    var makeSocialKey: String?
     @Flag(name: .customLong("no-seed"), help: "The users exist already; do not sign them up") var noSeed = false
     @Option(name: .customLong("token-path"), help: "Override the target's token endpoint path") var tokenPath: String?
     @Option(name: .customLong("introspect-path")) var introspectPath: String?
@@ -46,6 +50,10 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let makeSocialKey {
+            print(try BenchIdentityProvider.makeKey(pemFile: makeSocialKey))
+            return
+        }
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections + loginConnections)
@@ -58,7 +66,8 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
             if !noSeed { try await seed(seeded, client: client, target: target) }
             let runner = LoadRunner(
                 client: client, target: target, connections: connections, duration: duration, users: seeded, rate: rate,
-                loginRate: loginRate, loginConnections: loginConnections)
+                loginRate: loginRate, loginConnections: loginConnections,
+                identityProvider: try socialKey.map { try BenchIdentityProvider(pemFile: $0) })
             for scenario in scenarios {
                 let started = Date()
                 rows += try await runner.run(scenario) { done in
