@@ -12,20 +12,11 @@ enum Browser {
     static func available() async throws -> Bool {
         let binaries = FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
-        let selenium = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import selenium"]).status == 0
-        let ok = binaries && selenium
-        if !ok {
-            if ProcessInfo.processInfo.environment["CI"].map({ !$0.isEmpty && $0 != "0" && $0 != "false" }) ?? false {
-                throw BrowserUnavailable()
-            }
-            print("note: chromium/chromedriver/selenium missing; the browser test is skipped (apt-get install chromium chromium-driver; pip install selenium)")
-        }
-        return ok
+        let selenium = try await TestTools.pythonHas("selenium")
+        return try TestTools.require(
+            binaries && selenium, what: "chromium, chromedriver and selenium",
+            install: "apt-get install chromium chromium-driver; pip install selenium")
     }
-}
-
-struct BrowserUnavailable: Error, CustomStringConvertible {
-    var description: String { "chromium, chromedriver and selenium are required under CI" }
 }
 
 @Suite("Hosted pages in a real browser")

@@ -20,18 +20,13 @@ struct MockOIDCProvider {
         .deletingLastPathComponent().appendingPathComponent("scripts/oidc/mint_id_token.py")
 
     static func available() async throws -> Bool {
-        let ok = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import oidc_provider_mock, httpx"]).status == 0
-        if !ok {
-            if ProcessInfo.processInfo.environment["CI"].map({ !$0.isEmpty && $0 != "0" && $0 != "false" }) ?? false {
-                throw MockUnavailable()
-            }
-            print("note: oidc-provider-mock is missing; the real-provider social test is skipped (pip install oidc-provider-mock)")
-        }
-        return ok
+        try TestTools.require(
+            try await TestTools.pythonHas("oidc_provider_mock", "httpx"), what: "oidc-provider-mock",
+            install: "pip install oidc-provider-mock")
     }
 
     struct MockUnavailable: Error, CustomStringConvertible {
-        var description: String { "oidc-provider-mock is required under CI" }
+        var description: String { "oidc-provider-mock did not start" }
     }
 
     static func start() async throws -> MockOIDCProvider {
