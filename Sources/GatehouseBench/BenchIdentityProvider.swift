@@ -38,6 +38,7 @@ public struct BenchIdentityProvider: Sendable {
         return (input + "." + Self.base64URL(signature), nonce)
     }
 
+    /// GatehouseCore's `Base64URL` is not a dependency of the load generator (it also drives peers).
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseCore
 
 /// An OpenID provider's signing side for tests that must forge what a real provider never sends: an
 /// ES256 key published as a JWKS (serve ``jwks`` from a ``HookServer``), and ID tokens with any
@@ -62,8 +63,5 @@ public struct TestIDTokenIssuer: Sendable {
         return base64URL(head) + "." + base64URL(body)
     }
 
-    public static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func base64URL(_ data: some DataProtocol) -> String { Base64URL.encode(Data(data)) }
 }

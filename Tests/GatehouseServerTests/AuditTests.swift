@@ -62,6 +62,9 @@ struct AuditTests {
                 paged += page
                 query.after = (page.last!.at, page.last!.id)
             }
+            var newest = AuditQuery(limit: 2)
+            newest.newestFirst = true
+            #expect(try await log.list(newest) == Array(paged.suffix(2).reversed()), "the newest two, newest first")
             #expect(paged.filter { !$0.type.hasPrefix("admin.") } == all && paged.count == all.count + 2, "every event once, the set-up's two clients included")
 
             let lines = all.map(AuditLog.jsonLine).joined(separator: "\n")

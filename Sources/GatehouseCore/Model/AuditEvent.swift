@@ -66,6 +66,9 @@ public struct AuditQuery: Sendable {
     /// The last event already seen: reading continues after it (`gatehouse audit --follow`).
     public var after: (at: Date, id: UUID)?
     public var limit: Int
+    /// The newest `limit` events, newest first (the console's views), instead of oldest first.
+    /// `after` is ignored then.
+    public var newestFirst = false
 
     public init(
         userID: UUID? = nil, type: String? = nil, clientID: String? = nil, account: String? = nil, since: Date? = nil,

@@ -26,11 +26,12 @@ struct SQLAuditStore: AuditStore {
         if let client = query.clientID { sql = sql + " AND client_id = \(bind: client)" }
         if let account = query.account { sql = sql + " AND account = \(bind: account)" }
         if let since = query.since { sql = sql + " AND at >= \(bind: Columns.millis(since))" }
-        if let (at, id) = query.after {
+        if !query.newestFirst, let (at, id) = query.after {
             let millis = Columns.millis(at)
             sql = sql + " AND (at > \(bind: millis) OR (at = \(bind: millis) AND id > \(bind: Columns.id(id))))"
         }
-        sql = sql + " ORDER BY at, id LIMIT \(bind: max(1, min(query.limit, 10_000)))"
+        sql = sql + (query.newestFirst ? " ORDER BY at DESC, id DESC" : " ORDER BY at, id")
+        sql = sql + " LIMIT \(bind: max(1, min(query.limit, 10_000)))"
         return try await db.raw(sql).all().map(Self.decode)
     }
 
