@@ -189,10 +189,23 @@ struct SocialSignInTests {
             let apple = try await attempt(try issuer.token(issuer.claims(subject: "s2", audience: "web-app", nonce: hashed, now: now)), nonce: raw)
             #expect(apple.status == .created, "\(apple.text)")
 
-            // A flood of made-up kids fetched the keys at most twice (first use, one refetch a minute).
+            // A flood of made-up kids, sequential and then 20 at once, fetched the keys at most twice
+            // (first use, one refetch a minute; concurrent callers share a fetch).
             for _ in 0..<5 {
                 let n = fresh()
                 _ = try await attempt(try issuer.token(issuer.claims(subject: "s3", audience: Self.app, nonce: n, now: now), kid: "k-\(n)"), nonce: n)
+            }
+            server.clock.advance(by: 61)
+            let later = server.clock.now()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        let n = fresh()
+                        let answer = try await attempt(try issuer.token(issuer.claims(subject: "s4", audience: Self.app, nonce: n, now: later), kid: "k-\(n)"), nonce: n)
+                        #expect(answer.status == .unauthorized)
+                    }
+                }
+                try await group.waitForAll()
             }
             let fetches = await jwks.requests(to: "/jwks").count
             #expect(fetches <= 2, "\(fetches) fetches")

@@ -3,7 +3,8 @@ import JWTKit
 
 /// Each provider's published keys, fetched on first use and kept for an hour. A token signed with a
 /// key not in the cache triggers one refetch (providers rotate keys), at most once a minute per
-/// provider, so a flood of made-up `kid`s cannot turn into a flood of fetches.
+/// provider, and concurrent callers share one fetch, so a flood of made-up `kid`s cannot turn into a
+/// flood of fetches.
 actor JWKSCache {
     struct Entry {
         var keys: JWTKeyCollection
@@ -15,6 +16,9 @@ actor JWKSCache {
     let fetcher: any FederationHTTP
     private var entries: [String: Entry] = [:]
     private var jwksURIs: [String: String] = [:]
+    /// A fetch under way per provider: callers arriving meanwhile (the actor is reentrant across the
+    /// network wait) share it instead of starting their own.
+    private var inFlight: [String: Task<Entry, any Error>] = [:]
 
     static let lifetime: TimeInterval = 3600
     static let refetchInterval: TimeInterval = 60
@@ -35,9 +39,17 @@ actor JWKSCache {
         if let entry = entries[provider.id], now.timeIntervalSince(entry.fetchedAt) < Self.refetchInterval {
             return lookup(entry)
         }
-        let entry = try await fetch(provider, now: now)
+        return lookup(try await refreshed(provider, now: now))
+    }
+
+    private func refreshed(_ provider: SocialProvider, now: Date) async throws -> Entry {
+        if let running = inFlight[provider.id] { return try await running.value }
+        let task = Task { try await self.fetch(provider, now: now) }
+        inFlight[provider.id] = task
+        defer { inFlight[provider.id] = nil }
+        let entry = try await task.value
         entries[provider.id] = entry
-        return lookup(entry)
+        return entry
     }
 
     private func fetch(_ provider: SocialProvider, now: Date) async throws -> Entry {
