@@ -10,12 +10,40 @@ public enum SocialCredential: Sendable, Hashable {
     case google(idToken: String, nonce: String)
     /// Any OpenID Connect provider the server's operator configured under `provider`.
     case openID(provider: String, idToken: String, nonce: String)
+    /// Facebook Login: the user access token. The server proves it was issued to the operator's
+    /// Facebook app (`debug_token`) before it trusts it.
+    case facebook(accessToken: String)
+    /// Facebook Limited Login: the authentication token (an ID token) and its nonce.
+    case facebookLimited(idToken: String, nonce: String)
+    /// GitHub: a user access token of the operator's OAuth app (checked with GitHub's token API).
+    case github(accessToken: String)
+    /// Sign In with LinkedIn using OpenID Connect: the ID token and its nonce.
+    case linkedIn(idToken: String, nonce: String)
+    /// An access token of a provider the operator configured with an introspection endpoint.
+    /// X has none: use ``AuthClient/socialSignInURL(provider:)`` for X.
+    case accessToken(provider: String, accessToken: String)
 
-    var provider: String {
+    /// The provider's name on the server (its providers file may rename presets; use
+    /// ``openID(provider:idToken:nonce:)`` or ``accessToken(provider:accessToken:)`` then).
+    public var provider: String {
         switch self {
         case .apple: "apple"
         case .google: "google"
-        case .openID(let provider, _, _): provider
+        case .facebook, .facebookLimited: "facebook"
+        case .github: "github"
+        case .linkedIn: "linkedin"
+        case .openID(let provider, _, _), .accessToken(let provider, _): provider
+        }
+    }
+
+    /// The ID token and nonce, or the access token, as the server takes them.
+    var parts: (idToken: String?, nonce: String?, accessToken: String?) {
+        switch self {
+        case .apple(let idToken, let nonce, _, _), .google(let idToken, let nonce), .openID(_, let idToken, let nonce),
+            .facebookLimited(let idToken, let nonce), .linkedIn(let idToken, let nonce):
+            (idToken, nonce, nil)
+        case .facebook(let token), .github(let token), .accessToken(_, let token):
+            (nil, nil, token)
         }
     }
 }
@@ -59,16 +87,45 @@ extension AuthClient {
     /// - Returns: the user, and `isNew` when this sign-in created the account.
     @discardableResult
     public func signIn(with credential: SocialCredential, persist: Bool = true) async throws -> SignInResult {
-        let body: SocialTokenRequest
-        switch credential {
-        case .apple(let idToken, let nonce, let givenName, let familyName):
-            body = SocialTokenRequest(clientId: configuration.clientID, idToken: idToken, nonce: nonce, givenName: givenName, familyName: familyName)
-        case .google(let idToken, let nonce), .openID(_, let idToken, let nonce):
+        var body: SocialTokenRequest
+        let parts = credential.parts
+        if let idToken = parts.idToken, let nonce = parts.nonce {
             body = SocialTokenRequest(clientId: configuration.clientID, idToken: idToken, nonce: nonce)
+        } else {
+            body = SocialTokenRequest(clientId: configuration.clientID, accessToken: parts.accessToken ?? "")
         }
-        let path = "/v1/social/" + (credential.provider.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") + "/token"
-        let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", path), body: body))
+        if case .apple(_, _, let givenName, let familyName) = credential {
+            body.givenName = givenName
+            body.familyName = familyName
+        }
+        let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", Self.socialPath(credential.provider, "token")), body: body))
         let user = try await adopt(tokens, persist: persist)
         return SignInResult(user: user, isNew: tokens.isNew ?? false)
+    }
+
+    /// The provider identities linked to the signed-in user.
+    public func identities() async throws -> [LinkedIdentity] {
+        let list: IdentityList = try await authorized(http.request("GET", "/v1/me/identities"))
+        return list.identities
+    }
+
+    /// Links the provider account `credential` proves to the signed-in user, so either signs in.
+    /// Throws `identity_in_use` when that provider account belongs to another user. Linking the same
+    /// account twice changes nothing.
+    @discardableResult
+    public func linkIdentity(_ credential: SocialCredential) async throws -> LinkedIdentity {
+        let parts = credential.parts
+        let body = IdentityLinkRequest(provider: credential.provider, idToken: parts.idToken, accessToken: parts.accessToken, nonce: parts.nonce)
+        return try await authorized(try http.json(http.request("POST", "/v1/me/identities"), body: body))
+    }
+
+    /// Unlinks a provider identity. Throws `last_sign_in_method` when nothing else (a password,
+    /// another provider) would sign the user in.
+    public func unlinkIdentity(_ id: String) async throws {
+        try await authorized(http.request("DELETE", "/v1/me/identities/" + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")))
+    }
+
+    static func socialPath(_ provider: String, _ last: String) -> String {
+        "/v1/social/" + (provider.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") + "/" + last
     }
 }

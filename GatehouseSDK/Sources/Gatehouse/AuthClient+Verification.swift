@@ -34,6 +34,10 @@ extension AuthClient {
     @discardableResult
     public func handle(url: URL, persist: Bool = true) async throws -> Bool {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        if let state = socialState, query.contains(where: { $0.name == "state" && $0.value == state }) {
+            _ = try await completeSocialSignIn(from: url, persist: persist)
+            return true
+        }
         if let redirect = configuration.redirectURL, url.absoluteString.hasPrefix(redirect.absoluteString),
             let code = query.first(where: { $0.name == "code" })?.value
         {
@@ -60,6 +64,11 @@ extension AuthClient {
     /// session, with the PKCE verifier kept from the sign-up, and signs in.
     @discardableResult
     public func exchange(code: String, persist: Bool = true) async throws -> User {
+        try await exchangeForTokens(code: code, persist: persist).user
+    }
+
+    /// The exchange, with the token response (its `is_new`).
+    func exchangeForTokens(code: String, persist: Bool) async throws -> (user: User, tokens: TokenResponse) {
         var fields = [("grant_type", "authorization_code"), ("code", code), ("client_id", configuration.clientID)]
         if let redirect = configuration.redirectURL { fields.append(("redirect_uri", redirect.absoluteString)) }
         // After a relaunch the verifier is only in the store.
@@ -70,7 +79,7 @@ extension AuthClient {
         try? await configuration.store.savePendingVerifier(nil)
         // The token endpoint does not return the user; ask for it with the new token.
         let user: User = try await http.send(http.request("GET", "/v1/me", bearer: tokens.accessToken))
-        return try await adopt(tokens, user: user, persist: persist)
+        return (try await adopt(tokens, user: user, persist: persist), tokens)
     }
 
     /// Mails a recovery code and a link to the reset page. Answers the same for unknown addresses.

@@ -67,6 +67,13 @@ extension ErrorCode {
     /// The provider's email belongs to an existing account, and either side has not proved it: sign in
     /// to that account first, then link the provider (no silent takeover).
     public static let identityLinkRequired: ErrorCode = "identity_link_required"
+    /// Linking a provider identity that already belongs to another account.
+    public static let identityInUse: ErrorCode = "identity_in_use"
+    /// Unlinking would leave the account with no way to sign in: set a password or link another
+    /// provider first.
+    public static let lastSignInMethod: ErrorCode = "last_sign_in_method"
+    /// The person cancelled at the provider, or the provider refused the request (web sign-in).
+    public static let accessDenied: ErrorCode = "access_denied"
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
     public static let invalidGrant: ErrorCode = "invalid_grant"
     public static let invalidScope: ErrorCode = "invalid_scope"
@@ -112,7 +119,7 @@ extension ErrorCode {
         .alreadyRegistered,
         .invalidCode, .codeExpired, .notEnabled,
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
-        .invalidProviderToken, .identityLinkRequired,
+        .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .accessDenied,
         .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,

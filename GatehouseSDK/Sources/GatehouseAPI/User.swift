@@ -60,6 +60,8 @@ public struct User: Codable, Hashable, Sendable {
     /// What the server, its hooks and operators keep about the user (roles, plan, …); the app reads
     /// it but cannot change it. The app's own data goes in ``Profile/metadata``.
     public var appMetadata: [String: JSONValue]?
+    /// In `GET /v1/me`: the social provider identities linked to the account.
+    public var identities: [LinkedIdentity]?
 
     public init(
         id: UUID, email: String?, emailVerified: Bool, phone: String?, phoneVerified: Bool, hasPassword: Bool,
@@ -92,10 +94,11 @@ public struct User: Codable, Hashable, Sendable {
         try c.encodeIfPresent(agreementsUpToDate, forKey: .agreementsUpToDate)
         try c.encodeIfPresent(missingRequiredFields, forKey: .missingRequiredFields)
         try c.encodeIfPresent(appMetadata, forKey: .appMetadata)
+        try c.encodeIfPresent(identities, forKey: .identities)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, email, phone, profile, state
+        case id, email, phone, profile, state, identities
         case emailVerified = "email_verified"
         case phoneVerified = "phone_verified"
         case hasPassword = "has_password"

@@ -211,6 +211,14 @@ extension GatehouseError {
         .conflict, code: .identityLinkRequired, title: "Sign in to link",
         detail: "An account with this email exists. Sign in to it first, then link this provider.")
 
+    public static let identityInUse = GatehouseError(
+        .conflict, code: .identityInUse, title: "Identity in use",
+        detail: "This provider account is linked to another account. Unlink it there first.")
+
+    public static let lastSignInMethod = GatehouseError(
+        .conflict, code: .lastSignInMethod, title: "Last sign-in method",
+        detail: "This is the account's only way to sign in. Set a password or link another provider first.")
+
     public static func forbidden(_ detail: String) -> GatehouseError {
         GatehouseError(.forbidden, code: .forbidden, title: "Forbidden", detail: detail)
     }

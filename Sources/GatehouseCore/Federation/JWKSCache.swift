@@ -15,7 +15,7 @@ actor JWKSCache {
 
     let fetcher: any FederationHTTP
     private var entries: [String: Entry] = [:]
-    private var jwksURIs: [String: String] = [:]
+    private var discovered: [String: Discovery] = [:]
     /// A fetch under way per provider: callers arriving meanwhile (the actor is reentrant across the
     /// network wait) share it instead of starting their own.
     private var inFlight: [String: Task<Entry, any Error>] = [:]
@@ -74,13 +74,35 @@ actor JWKSCache {
 
     private func jwksURI(_ provider: SocialProvider) async throws -> String {
         if let uri = provider.jwksURI { return uri }
-        if let uri = jwksURIs[provider.id] { return uri }
-        guard let issuer = provider.issuers.first else { throw IDTokenError.providerMisconfigured }
-        struct Discovery: Decodable { var jwks_uri: String }
-        let data = try await fetcher.get(issuer.trimmingSuffix("/") + "/.well-known/openid-configuration")
-        let uri = try JSONDecoder().decode(Discovery.self, from: data).jwks_uri
-        jwksURIs[provider.id] = uri
+        guard let uri = try await discovery(provider).jwks_uri else { throw IDTokenError.providerMisconfigured }
         return uri
+    }
+
+    /// What an OpenID provider publishes about itself (OpenID Connect Discovery §3), fetched once.
+    struct Discovery: Decodable, Sendable {
+        var jwks_uri: String?
+        var authorization_endpoint: String?
+        var token_endpoint: String?
+        var userinfo_endpoint: String?
+    }
+
+    func discovery(_ provider: SocialProvider) async throws -> Discovery {
+        if let known = discovered[provider.id] { return known }
+        guard let issuer = provider.issuers.first else { throw IDTokenError.providerMisconfigured }
+        let data = try await fetcher.get(issuer.trimmingSuffix("/") + "/.well-known/openid-configuration")
+        let document = try JSONDecoder().decode(Discovery.self, from: data)
+        discovered[provider.id] = document
+        return document
+    }
+
+    /// The provider's endpoints for the web flow: configured ones first, discovered ones for the rest.
+    func endpoints(_ provider: SocialProvider) async throws -> SocialProvider.Endpoints {
+        let configured = provider.endpoints
+        guard configured.authorization == nil || configured.token == nil, provider.issuesIDTokens else { return configured }
+        let found = try await discovery(provider)
+        return SocialProvider.Endpoints(
+            authorization: found.authorization_endpoint, token: found.token_endpoint, userinfo: found.userinfo_endpoint
+        ).overridden(by: configured)
     }
 }
 

@@ -1,45 +1,123 @@
 import Foundation
 
-/// A social identity provider the operator configured (`GATEHOUSE_SOCIAL_FILE`): whose ID tokens are
-/// accepted, for which of the operator's app ids at that provider, checked against which keys.
+/// A social identity provider the operator configured (`GATEHOUSE_SOCIAL_FILE`): whose tokens are
+/// accepted, for which of the operator's app ids at that provider, checked against which keys or
+/// APIs, and how the web redirect flow reaches it.
 public struct SocialProvider: Sendable, Hashable {
     public enum Kind: String, Sendable, CaseIterable {
-        case apple, google, oidc
+        case apple, google, facebook, github, linkedin, x, oidc, oauth2
     }
 
     /// The name apps and clients use (`apple`, `google`, `acme-sso`).
     public var id: String
     public var kind: Kind
-    /// `iss` values accepted (Google signs with two spellings of one issuer).
+    /// `iss` values accepted in ID tokens (Google signs with two spellings of one issuer); empty for
+    /// providers that issue none.
     public var issuers: [String]
     /// Where the provider publishes its keys; nil: discovered from the issuer's
     /// `/.well-known/openid-configuration`.
     public var jwksURI: String?
-    /// The operator's app ids at the provider (`aud`): iOS, Android and web ids of one app may differ.
+    /// The operator's app ids at the provider (`aud` of ID tokens, the app a Facebook or introspected
+    /// token must belong to): iOS, Android and web ids of one app may differ.
     public var clientIDs: [String]
+    /// The id the web flow and server-to-provider calls use (GitHub's token check, Facebook's app
+    /// token, introspection); the first of ``clientIDs`` unless configured.
+    public var webClientID: String
+    /// The operator's secret at the provider: the web flow's code exchange and the checks that prove
+    /// an access token was issued to this app. Never logged.
+    public var clientSecret: String?
+    /// Sign in with Apple's client secret is a short-lived ES256 JWT made from the team's key.
+    public var appleKey: AppleSigningKey?
+    public var endpoints: Endpoints
+    /// Scopes asked for in the web flow.
+    public var scopes: [String]
+    /// Whether the provider takes a PKCE challenge from Gatehouse in the web flow.
+    public var pkce: Bool
+    /// Apple answers with a cross-site POST to the callback (`response_mode=form_post`).
+    public var formPost: Bool
+    /// A generic OAuth 2.0 provider's profile (userinfo) fields, by the name Gatehouse uses.
+    public var claimMap: ClaimMap
 
-    public init(id: String, kind: Kind, issuers: [String], jwksURI: String?, clientIDs: [String]) {
+    public struct Endpoints: Sendable, Hashable {
+        public var authorization: String?
+        public var token: String?
+        public var userinfo: String?
+        /// RFC 7662 (or LinkedIn's like it): proves a native app's access token is this app's.
+        public var introspection: String?
+        /// Facebook's Graph API, GitHub's and X's REST API.
+        public var api: String?
+
+        public init(authorization: String? = nil, token: String? = nil, userinfo: String? = nil, introspection: String? = nil, api: String? = nil) {
+            self.authorization = authorization
+            self.token = token
+            self.userinfo = userinfo
+            self.introspection = introspection
+            self.api = api
+        }
+
+        /// `override`'s endpoints where set, these elsewhere.
+        func overridden(by override: Endpoints) -> Endpoints {
+            Endpoints(
+                authorization: override.authorization ?? authorization, token: override.token ?? token,
+                userinfo: override.userinfo ?? userinfo, introspection: override.introspection ?? introspection, api: override.api ?? api)
+        }
+    }
+
+    /// Which userinfo field holds what (dotted paths into nested objects allowed: `data.id`).
+    public struct ClaimMap: Sendable, Hashable {
+        public var subject = "sub"
+        public var email = "email"
+        public var emailVerified = "email_verified"
+        public var name = "name"
+        public var givenName = "given_name"
+        public var familyName = "family_name"
+        public init() {}
+    }
+
+    public struct AppleSigningKey: Sendable, Hashable {
+        public var teamID: String
+        public var keyID: String
+        /// The `.p8` file's PEM text (a P-256 private key).
+        public var privateKeyPEM: String
+        public init(teamID: String, keyID: String, privateKeyPEM: String) {
+            self.teamID = teamID
+            self.keyID = keyID
+            self.privateKeyPEM = privateKeyPEM
+        }
+    }
+
+    public init(
+        id: String, kind: Kind, issuers: [String], jwksURI: String?, clientIDs: [String], webClientID: String? = nil,
+        clientSecret: String? = nil, appleKey: AppleSigningKey? = nil, endpoints: Endpoints = Endpoints(), scopes: [String] = [],
+        pkce: Bool = true, formPost: Bool = false, claimMap: ClaimMap = ClaimMap()
+    ) {
         self.id = id
         self.kind = kind
         self.issuers = issuers
         self.jwksURI = jwksURI
         self.clientIDs = clientIDs
+        self.webClientID = webClientID ?? clientIDs.first ?? ""
+        self.clientSecret = clientSecret
+        self.appleKey = appleKey
+        self.endpoints = endpoints
+        self.scopes = scopes
+        self.pkce = pkce
+        self.formPost = formPost
+        self.claimMap = claimMap
     }
 
-    /// Apple's and Google's published endpoints; `issuer` and `jwksURI` override them (tests point
-    /// them at local servers).
-    public static func preset(_ kind: Kind, id: String, clientIDs: [String], issuer: String?, jwksURI: String?) -> SocialProvider {
+    /// Whether the provider's tokens are OpenID Connect ID tokens (checked against its keys) rather
+    /// than access tokens read through its API.
+    public var issuesIDTokens: Bool { !issuers.isEmpty }
+
+    /// Whether a native app's access token can be proved to be this app's: Facebook's `debug_token`,
+    /// GitHub's token check, or an introspection endpoint. X has none, so its tokens are taken only
+    /// from the web flow, where Gatehouse gets them itself.
+    public var acceptsNativeAccessTokens: Bool {
         switch kind {
-        case .apple:
-            return SocialProvider(
-                id: id, kind: kind, issuers: [issuer ?? "https://appleid.apple.com"],
-                jwksURI: jwksURI ?? (issuer == nil ? "https://appleid.apple.com/auth/keys" : nil), clientIDs: clientIDs)
-        case .google:
-            return SocialProvider(
-                id: id, kind: kind, issuers: issuer.map { [$0] } ?? ["https://accounts.google.com", "accounts.google.com"],
-                jwksURI: jwksURI ?? (issuer == nil ? "https://www.googleapis.com/oauth2/v3/certs" : nil), clientIDs: clientIDs)
-        case .oidc:
-            return SocialProvider(id: id, kind: kind, issuers: issuer.map { [$0] } ?? [], jwksURI: jwksURI, clientIDs: clientIDs)
+        case .facebook, .github: clientSecret != nil
+        case .x, .apple, .google: false
+        case .linkedin, .oidc, .oauth2: endpoints.introspection != nil && clientSecret != nil
         }
     }
 
@@ -48,13 +126,15 @@ public struct SocialProvider: Sendable, Hashable {
     }
 }
 
-/// The configured providers, and the one verifier that checks their tokens.
+/// The configured providers, and the verifiers that check their tokens.
 public struct SocialFederation: Sendable {
     public let providers: [String: SocialProvider]
     let verifier: IDTokenVerifier?
+    let http: (any FederationHTTP)?
 
     public init(providers: [SocialProvider] = [], fetcher: (any FederationHTTP)? = nil) {
         self.providers = Dictionary(providers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.verifier = fetcher.map { IDTokenVerifier(cache: JWKSCache(fetcher: $0)) }
+        self.http = fetcher
     }
 }

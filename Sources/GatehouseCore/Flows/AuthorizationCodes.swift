@@ -13,21 +13,32 @@ public struct AuthorizationCodes: Sendable {
         var redirectURI: String
         var pkce: PKCEChallenge?
         var amr: [String]
+        /// Whether the sign-in behind the code created the account (social web sign-in); the token
+        /// response carries it.
+        var isNew: Bool?
     }
 
     func issue(userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String]) async throws
         -> String
     {
+        try await services.persistence.transaction { stores in
+            try await issue(userID: userID, client: client, redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: nil, stores: stores)
+        }
+    }
+
+    /// In the caller's transaction, with the sign-in that earned it.
+    func issue(
+        userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool?, stores: any Stores
+    ) async throws -> String {
         let code = Secrets.token(prefix: "gh_ac_")
         let now = services.clock.now()
-        let data = String(decoding: try JSONEncoder().encode(Grant(redirectURI: redirectURI, pkce: pkce, amr: amr)), as: UTF8.self)
-        try await services.persistence.transaction { stores in
-            try await stores.codes.insert(
-                OneTimeCodeRecord(
-                    purpose: .authorizationCode, identifier: userID.uuidString.lowercased(), clientID: client.id,
-                    userID: userID, codeHash: nil, tokenHash: Secrets.sha256Hex(code), maxAttempts: 1, data: data,
-                    createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime)))
-        }
+        let grant = Grant(redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: isNew)
+        let data = String(decoding: try JSONEncoder().encode(grant), as: UTF8.self)
+        try await stores.codes.insert(
+            OneTimeCodeRecord(
+                purpose: .authorizationCode, identifier: userID.uuidString.lowercased(), clientID: client.id,
+                userID: userID, codeHash: nil, tokenHash: Secrets.sha256Hex(code), maxAttempts: 1, data: data,
+                createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime)))
         return code
     }
 
@@ -68,7 +79,7 @@ public struct AuthorizationCodes: Sendable {
             return try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores)
         }
         return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: nil, isNew: nil,
+            session: started.session, refreshToken: started.refreshToken, client: client, user: nil, isNew: grant.isNew,
             resources: resources)
     }
 

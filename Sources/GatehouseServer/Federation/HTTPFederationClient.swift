@@ -2,16 +2,20 @@ import AsyncHTTPClient
 import Foundation
 import GatehouseCore
 import NIOCore
+import NIOHTTP1
 
-/// Fetches providers' discovery documents and keys: https only (http to this machine, for tests and
-/// sidecars), no redirects, 5 s and 256 KiB at most.
+/// Talks to providers: https only (http to this machine, for tests and sidecars), no redirects, 5 s
+/// and 256 KiB at most.
 struct HTTPFederationClient: FederationHTTP {
-    func get(_ url: String) async throws -> Data {
-        guard let parsed = URL(string: url), let host = parsed.host,
+    func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
+        guard let parsed = URL(string: request.url), let host = parsed.host,
             parsed.scheme == "https" || (parsed.scheme == "http" && Loopback.contains(host))
-        else { throw SocialProvidersError("refusing to fetch \(url): not https") }
-        let (status, body) = try await HookHTTPClient.send(HTTPClientRequest(url: url), timeout: .seconds(5), maxBytes: 256 * 1024)
-        guard (200..<300).contains(status) else { throw HookCallError.status(status) }
-        return Data(buffer: body)
+        else { throw SocialProvidersError("refusing to call \(request.url): not https") }
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let (status, body) = try await HookHTTPClient.send(outgoing, timeout: .seconds(5), maxBytes: 256 * 1024)
+        return (status, Data(buffer: body))
     }
 }

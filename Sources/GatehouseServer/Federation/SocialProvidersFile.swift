@@ -2,16 +2,28 @@ import Foundation
 import GatehouseCore
 
 /// The operator's social providers (`GATEHOUSE_SOCIAL_FILE`, JSON), checked whole at start: a server
-/// that would silently accept no provider, or a provider's keys from plain http, refuses to start.
+/// that would silently accept no provider, a provider's endpoints over plain http, or a secret that
+/// is missing where a check needs it, refuses to start.
 ///
 /// ```json
 /// {"providers": [
-///   {"id": "apple", "type": "apple", "client_ids": ["com.example.app"]},
-///   {"id": "google", "type": "google", "client_ids": ["1234-ios.apps.googleusercontent.com", "1234-web.apps.googleusercontent.com"]},
+///   {"id": "apple", "type": "apple", "client_ids": ["com.example.app", "com.example.web"],
+///    "apple_team_id": "TEAM123456", "apple_key_id": "KEY1234567", "apple_private_key_file": "/etc/gatehouse/apple.p8"},
+///   {"id": "google", "type": "google", "client_ids": ["1234-ios.apps.googleusercontent.com", "1234-web.apps.googleusercontent.com"],
+///    "web_client_id": "1234-web.apps.googleusercontent.com", "client_secret_env": "GOOGLE_SECRET"},
+///   {"id": "facebook", "type": "facebook", "client_ids": ["123456789"], "client_secret_env": "FACEBOOK_SECRET"},
+///   {"id": "github", "type": "github", "client_ids": ["Iv1.abc"], "client_secret_env": "GITHUB_SECRET"},
 ///   {"id": "acme", "type": "oidc", "issuer": "https://sso.acme.example", "client_ids": ["gatehouse"]}
 /// ]}
 /// ```
 enum SocialProvidersFile {
+    static let keys: Set<String> = [
+        "id", "type", "client_ids", "web_client_id", "client_secret", "client_secret_env", "issuer", "jwks_uri",
+        "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "introspection_endpoint", "api_base", "scopes", "pkce",
+        "claims", "apple_team_id", "apple_key_id", "apple_private_key_file",
+    ]
+    static let claimKeys: Set<String> = ["subject", "email", "email_verified", "name", "given_name", "family_name"]
+
     struct File: Decodable {
         var providers: [Entry]
     }
@@ -20,16 +32,33 @@ enum SocialProvidersFile {
         var id: String
         var type: String
         var clientIds: [String]
+        var webClientId: String?
+        var clientSecret: String?
+        var clientSecretEnv: String?
         var issuer: String?
         var jwksUri: String?
+        var authorizationEndpoint: String?
+        var tokenEndpoint: String?
+        var userinfoEndpoint: String?
+        var introspectionEndpoint: String?
+        var apiBase: String?
+        var scopes: [String]?
+        var pkce: Bool?
+        var claims: [String: String]?
+        var appleTeamId: String?
+        var appleKeyId: String?
+        var applePrivateKeyFile: String?
 
         enum CodingKeys: String, CodingKey {
-            case id, type, issuer
-            case clientIds = "client_ids", jwksUri = "jwks_uri"
+            case id, type, issuer, scopes, pkce, claims
+            case clientIds = "client_ids", webClientId = "web_client_id", clientSecret = "client_secret", clientSecretEnv = "client_secret_env"
+            case jwksUri = "jwks_uri", authorizationEndpoint = "authorization_endpoint", tokenEndpoint = "token_endpoint"
+            case userinfoEndpoint = "userinfo_endpoint", introspectionEndpoint = "introspection_endpoint", apiBase = "api_base"
+            case appleTeamId = "apple_team_id", appleKeyId = "apple_key_id", applePrivateKeyFile = "apple_private_key_file"
         }
     }
 
-    static func load(path: String) throws -> [SocialProvider] {
+    static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [SocialProvider] {
         guard let data = FileManager.default.contents(atPath: path) else { throw SocialProvidersError("cannot read \(path)") }
         try refuseUnknownKeys(data)
         let file: File
@@ -50,15 +79,71 @@ enum SocialProvidersFile {
             guard !entry.clientIds.isEmpty, entry.clientIds.allSatisfy({ !$0.isEmpty && $0.count <= 256 }) else {
                 throw SocialProvidersError("provider \(entry.id): client_ids lists the app's ids at the provider (at least one)")
             }
-            for url in [entry.issuer, entry.jwksUri].compactMap({ $0 }) {
+            let urls = [
+                entry.issuer, entry.jwksUri, entry.authorizationEndpoint, entry.tokenEndpoint, entry.userinfoEndpoint,
+                entry.introspectionEndpoint, entry.apiBase,
+            ]
+            for url in urls.compactMap({ $0 }) {
                 guard let parsed = URL(string: url), let host = parsed.host, parsed.scheme == "https" || (parsed.scheme == "http" && Loopback.contains(host))
                 else { throw SocialProvidersError("provider \(entry.id): \(url) must be https (http only to this machine)") }
             }
             if kind == .oidc, entry.issuer == nil {
                 throw SocialProvidersError("provider \(entry.id): an oidc provider needs its issuer")
             }
-            return SocialProvider.preset(kind, id: entry.id, clientIDs: entry.clientIds, issuer: entry.issuer, jwksURI: entry.jwksUri)
+            if kind == .oauth2, entry.authorizationEndpoint == nil || entry.tokenEndpoint == nil || entry.userinfoEndpoint == nil {
+                throw SocialProvidersError("provider \(entry.id): an oauth2 provider needs authorization_endpoint, token_endpoint and userinfo_endpoint")
+            }
+            var settings = SocialProvider.Settings(clientIDs: entry.clientIds)
+            settings.webClientID = entry.webClientId
+            settings.clientSecret = try secret(entry, environment: environment)
+            settings.issuer = entry.issuer
+            settings.jwksURI = entry.jwksUri
+            settings.endpoints = SocialProvider.Endpoints(
+                authorization: entry.authorizationEndpoint, token: entry.tokenEndpoint, userinfo: entry.userinfoEndpoint,
+                introspection: entry.introspectionEndpoint, api: entry.apiBase)
+            settings.scopes = entry.scopes
+            settings.pkce = entry.pkce
+            if let claims = entry.claims {
+                if let unknown = claims.keys.sorted().first(where: { !claimKeys.contains($0) }) {
+                    throw SocialProvidersError("provider \(entry.id): unknown claim \(unknown) (use \(claimKeys.sorted().joined(separator: ", ")))")
+                }
+                var map = SocialProvider.ClaimMap()
+                map.subject = claims["subject"] ?? map.subject
+                map.email = claims["email"] ?? map.email
+                map.emailVerified = claims["email_verified"] ?? map.emailVerified
+                map.name = claims["name"] ?? map.name
+                map.givenName = claims["given_name"] ?? map.givenName
+                map.familyName = claims["family_name"] ?? map.familyName
+                settings.claimMap = map
+            }
+            settings.appleKey = try appleKey(entry, kind: kind)
+            if (kind == .facebook || kind == .github || kind == .x), settings.clientSecret == nil {
+                throw SocialProvidersError("provider \(entry.id): \(kind.rawValue) needs client_secret or client_secret_env (its token checks and the web flow use it)")
+            }
+            return SocialProvider.preset(kind, id: entry.id, settings: settings)
         }
+    }
+
+    /// A secret from the environment keeps it out of a file that may be shared or committed.
+    private static func secret(_ entry: Entry, environment: [String: String]) throws -> String? {
+        if let name = entry.clientSecretEnv {
+            guard let value = environment[name], !value.isEmpty else {
+                throw SocialProvidersError("provider \(entry.id): the environment variable \(name) is not set")
+            }
+            return value
+        }
+        return entry.clientSecret
+    }
+
+    private static func appleKey(_ entry: Entry, kind: SocialProvider.Kind) throws -> SocialProvider.AppleSigningKey? {
+        let parts = [entry.appleTeamId, entry.appleKeyId, entry.applePrivateKeyFile]
+        if parts.allSatisfy({ $0 == nil }) { return nil }
+        guard kind == .apple, let team = entry.appleTeamId, let key = entry.appleKeyId, let file = entry.applePrivateKeyFile else {
+            throw SocialProvidersError("provider \(entry.id): apple_team_id, apple_key_id and apple_private_key_file go together, on an apple provider")
+        }
+        guard let pem = FileManager.default.contents(atPath: file).map({ String(decoding: $0, as: UTF8.self) }), pem.contains("PRIVATE KEY")
+        else { throw SocialProvidersError("provider \(entry.id): cannot read a private key from \(file)") }
+        return SocialProvider.AppleSigningKey(teamID: team, keyID: key, privateKeyPEM: pem)
     }
 
     /// A misspelt key would otherwise be ignored (a `client_id` for `client_ids` would accept nothing).
@@ -68,7 +153,7 @@ enum SocialProvidersFile {
             throw SocialProvidersError("unknown key \(unknown) in the file")
         }
         for provider in top["providers"] as? [[String: Any]] ?? [] {
-            if let unknown = provider.keys.sorted().first(where: { !["id", "type", "client_ids", "issuer", "jwks_uri"].contains($0) }) {
+            if let unknown = provider.keys.sorted().first(where: { !keys.contains($0) }) {
                 throw SocialProvidersError("unknown key \(unknown) in a provider")
             }
         }

@@ -7,10 +7,12 @@ import Hummingbird
 struct MeRoutes: Sendable {
     let sessionsFlow: SessionsFlow
     let accountFlow: AccountFlow
+    let identities: IdentitiesFlow
 
     init(services: CoreServices) {
         self.sessionsFlow = SessionsFlow(services: services)
         self.accountFlow = AccountFlow(services: services)
+        self.identities = IdentitiesFlow(services: services)
     }
 
     @Sendable func logout(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -20,7 +22,9 @@ struct MeRoutes: Sendable {
     }
 
     @Sendable func show(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        try Responses.json(context.principal.user.wire, noStore: true)
+        var user = context.principal.user.wire
+        user.identities = try await identities.list(userID: context.principal.user.id)
+        return try Responses.json(user, noStore: true)
     }
 
     @Sendable func update(_ request: Request, context: AuthenticatedContext) async throws -> Response {

@@ -64,6 +64,10 @@ struct Routes {
         me.post("me/authenticators", use: devices.register)
         me.get("me/authenticators", use: devices.list)
         me.delete("me/authenticators/:id", use: devices.delete)
+        let identities = IdentityRoutes(services: services)
+        me.get("me/identities", use: identities.list)
+        me.post("me/identities", use: identities.link)
+        me.delete("me/identities/:id", use: identities.unlink)
 
         // Operators' API: an admin credential (a client_credentials token with an admin scope), never a
         // user's session; each handler checks the scope its area needs.
@@ -132,6 +136,11 @@ struct Routes {
         pages.post("verify", use: pageRoutes.verify)
         pages.get("reset", use: pageRoutes.resetForm)
         pages.post("reset", use: pageRoutes.reset)
+        // The browser's social sign-in: a failure before the flow is proved this browser's is a page,
+        // never a redirect (nothing proves whose redirect it would be).
+        pages.get("v1/social/:provider/start", use: social.start)
+        pages.get("v1/social/:provider/callback", use: social.callback)
+        pages.post("v1/social/:provider/callback", use: social.formPostCallback)
 
         let discovery = DiscoveryRoutes(server: server)
         router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)

@@ -1,0 +1,105 @@
+import Foundation
+import GatehouseAPI
+
+/// The steps of a web sign-in with a provider, for a progress display.
+public enum SocialWebStep: Sendable, Hashable {
+    /// The provider's page is about to open at this URL (Gatehouse's start URL).
+    case openingProvider(URL)
+    /// The browser came back; the one-time code is being exchanged.
+    case exchangingCode
+    case signedIn(isNew: Bool)
+}
+
+extension AuthClient {
+    /// The URL that starts a web sign-in with `provider` (any provider the client offers, X and
+    /// generic OAuth providers included): open it in a browser or web view. The provider's page
+    /// returns to ``Configuration/redirectURL`` with a one-time code; pass that URL to
+    /// ``completeSocialSignIn(from:persist:)`` (or ``handle(url:persist:)``). The PKCE verifier is kept
+    /// in memory and in the store, so a relaunch in between still completes.
+    public func socialSignInURL(provider: String) async throws -> URL {
+        guard let redirect = configuration.redirectURL else {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL to a redirect URI registered for the client.")
+        }
+        let pkce = PKCE.make()
+        let state = PKCE.make().verifier
+        pkceVerifier = pkce.verifier
+        socialState = state
+        try await configuration.store.savePendingVerifier(pkce.verifier)
+        var components = URLComponents(url: configuration.baseURL, resolvingAgainstBaseURL: false)
+        let base = components?.path.hasSuffix("/") == true ? String(components!.path.dropLast()) : components?.path ?? ""
+        components?.path = base + Self.socialPath(provider, "start")
+        components?.queryItems = [
+            URLQueryItem(name: "client_id", value: configuration.clientID), URLQueryItem(name: "redirect_to", value: redirect.absoluteString),
+            URLQueryItem(name: "code_challenge", value: pkce.challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
+            URLQueryItem(name: "state", value: state),
+        ]
+        guard let url = components?.url else {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "Cannot build the start URL.")
+        }
+        return url
+    }
+
+    /// Finishes a web sign-in from the URL the browser returned to: checks `state`, turns an `error`
+    /// into a thrown ``GatehouseError`` (`access_denied` when the person cancelled,
+    /// `identity_link_required`, …) and exchanges the code with the kept PKCE verifier.
+    @discardableResult
+    public func completeSocialSignIn(from url: URL, persist: Bool = true) async throws -> SignInResult {
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
+        // A redirect this client did not start (or a second use of one) is refused before anything else.
+        guard let expected = socialState, value("state") == expected else {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "This sign-in was not started here, or already finished.")
+        }
+        socialState = nil
+        if let error = value("error") {
+            pkceVerifier = nil
+            try? await configuration.store.savePendingVerifier(nil)
+            throw GatehouseError(code: ErrorCode(rawValue: error), status: nil, message: "The sign-in did not complete (\(error)).")
+        }
+        guard let code = value("code") else {
+            throw GatehouseError(code: GatehouseError.invalidResponse, status: nil, message: "The redirect carries no code.")
+        }
+        let (user, tokens) = try await exchangeForTokens(code: code, persist: persist)
+        return SignInResult(user: user, isNew: tokens.isNew ?? false)
+    }
+}
+
+#if canImport(AuthenticationServices) && (os(iOS) || os(macOS) || os(visionOS))
+import AuthenticationServices
+
+extension AuthClient {
+    /// Signs in with `provider` in the system's web authentication sheet
+    /// (`ASWebAuthenticationSession`), returning to ``Configuration/redirectURL`` (its scheme is the
+    /// callback scheme). `progress` reports each step.
+    @discardableResult
+    public func signInWithProvider(
+        _ provider: String, presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable,
+        prefersEphemeralSession: Bool = false, progress: (@Sendable (SocialWebStep) -> Void)? = nil
+    ) async throws -> SignInResult {
+        let url = try await socialSignInURL(provider: provider)
+        guard let scheme = configuration.redirectURL?.scheme else {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL.")
+        }
+        progress?(.openingProvider(url))
+        let returned: URL = try await withCheckedThrowingContinuation { continuation in
+            Task { @MainActor in
+                let session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme) { callback, error in
+                    if let callback {
+                        continuation.resume(returning: callback)
+                    } else {
+                        continuation.resume(throwing: GatehouseError(
+                            code: .accessDenied, status: nil, message: error.map { "\($0)" } ?? "The sign-in was cancelled."))
+                    }
+                }
+                session.presentationContextProvider = presentationContextProvider
+                session.prefersEphemeralWebBrowserSession = prefersEphemeralSession
+                session.start()
+            }
+        }
+        progress?(.exchangingCode)
+        let result = try await completeSocialSignIn(from: returned)
+        progress?(.signedIn(isNew: result.isNew))
+        return result
+    }
+}
+#endif

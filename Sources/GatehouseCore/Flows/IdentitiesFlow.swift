@@ -1,0 +1,77 @@
+import Foundation
+import GatehouseAPI
+
+/// The signed-in user's provider identities: list, link (proved by a provider token, as a sign-in
+/// would be) and unlink (never the account's last way to sign in).
+public struct IdentitiesFlow: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    public func list(userID: UUID) async throws -> [LinkedIdentity] {
+        let credentials = try await services.persistence.read { try await $0.credentials.list(userID: userID, type: .oidc) }
+        return credentials.compactMap(Self.identity)
+    }
+
+    /// Links the provider account the token names. Linking the same account again changes nothing;
+    /// one linked to another user is refused (`identity_in_use`): unlink it there first.
+    public func link(_ principal: Principal, _ request: IdentityLinkRequest, meta: RequestMeta) async throws -> (LinkedIdentity, created: Bool) {
+        guard SocialProvider.isValidID(request.provider) else { throw GatehouseError.providerNotEnabled }
+        let client = try await services.clients.resolve(principal.session.clientID)
+        let provider = try SocialAccounts.provider(request.provider, for: client, services: services)
+        let claims = try await SocialSignInFlow(services: services).verify(
+            SocialSignInFlow.Request(
+                providerID: provider.id, idToken: request.idToken, accessToken: request.accessToken, nonce: request.nonce,
+                clientID: client.id, meta: meta),
+            provider: provider, client: client)
+        let identifier = provider.id + ":" + claims.subject
+        let email = claims.email.map(EmailAddress.normalize).flatMap { EmailAddress.isValid($0) ? $0 : nil }
+        let config = try CredentialRecord.encodeConfig(FederatedIdentity(provider: provider.id, subject: claims.subject, email: email))
+        let userID = principal.user.id
+        let now = services.clock.now()
+        let (credential, created) = try await services.persistence.transaction { stores -> (CredentialRecord, Bool) in
+            if let existing = try await stores.credentials.find(type: .oidc, identifier: identifier) {
+                guard existing.userID == userID else { throw GatehouseError.identityInUse }
+                return (existing, false)
+            }
+            let credential = CredentialRecord(userID: userID, type: .oidc, identifiers: [identifier], config: config, createdAt: now)
+            do {
+                try await stores.credentials.insert(credential)
+            } catch StoreError.conflict {
+                throw GatehouseError.identityInUse
+            }
+            try await stores.audit.append(event("identity.linked", userID: userID, client: client.id, provider: provider.id, meta: meta))
+            return (credential, true)
+        }
+        guard let identity = Self.identity(credential) else { throw GatehouseError.internalFailure() }
+        return (identity, created)
+    }
+
+    /// Removes a link, unless nothing else (a password, another provider) would sign the user in.
+    public func unlink(_ principal: Principal, id: String, meta: RequestMeta) async throws {
+        let userID = principal.user.id
+        let clientID = principal.session.clientID
+        try await services.persistence.transaction { stores in
+            guard let credential = try await stores.credentials.find(id: id), credential.userID == userID, credential.type == .oidc else {
+                throw GatehouseError.notFound("No such identity.")
+            }
+            let others = try await stores.credentials.list(userID: userID, type: nil)
+                .filter { $0.id != credential.id && ($0.type == .oidc || $0.type == .password) }
+            guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
+            _ = try await stores.credentials.delete(id: credential.id)
+            let provider = (try? credential.decodeConfig(FederatedIdentity.self))?.provider
+            try await stores.audit.append(event("identity.unlinked", userID: userID, client: clientID, provider: provider, meta: meta))
+        }
+    }
+
+    private func event(_ type: String, userID: UUID, client: String, provider: String?, meta: RequestMeta) -> AuditEvent {
+        AuditEvent(
+            at: services.clock.now(), type: type, userID: userID, clientID: client, method: provider.map { "social:" + $0 },
+            addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, requestID: meta.requestID)
+    }
+
+    static func identity(_ credential: CredentialRecord) -> LinkedIdentity? {
+        guard let config = try? credential.decodeConfig(FederatedIdentity.self) else { return nil }
+        return LinkedIdentity(id: credential.id, provider: config.provider, subject: config.subject, email: config.email, linkedAt: credential.createdAt)
+    }
+}

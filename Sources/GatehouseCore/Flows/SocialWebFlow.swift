@@ -1,0 +1,212 @@
+import Crypto
+import Foundation
+import GatehouseAPI
+
+/// Social sign-in through the browser (a web app, or a native app's `ASWebAuthenticationSession`):
+///
+/// 1. `start`: the app's client id, a `redirect_to` registered for it and its PKCE challenge become a
+///    persisted flow; the browser gets a cookie that binds the flow to it and goes to the provider
+///    with Gatehouse's own `state`, nonce and PKCE challenge.
+/// 2. `callback`: the provider's answer must name an open flow, come in the browser that started it,
+///    and is used once. Gatehouse exchanges the provider's code with the operator's secret, reads who
+///    the person is, applies ``SocialAccounts``' rules, and sends the browser back to `redirect_to`
+///    with a one-time Gatehouse authorization code (and the app's `state`), which the app exchanges
+///    at `/oauth/token` with its PKCE verifier: the deep-link pattern of the verification mail.
+public struct SocialWebFlow: Sendable {
+    let services: CoreServices
+    public static let lifetime: TimeInterval = 600
+
+    public init(services: CoreServices) { self.services = services }
+
+    struct FlowData: Codable {
+        var provider: String
+    }
+
+    public struct Started: Sendable {
+        /// Where to send the browser.
+        public var providerURL: URL
+        /// The browser-binding value for the flow's cookie; only its hash is stored.
+        public var browserToken: String
+        public var flowID: UUID
+    }
+
+    public func start(
+        providerID: String, clientID: String?, redirectTo: String?, codeChallenge: String?, challengeMethod: String?, state: String?,
+        meta: RequestMeta
+    ) async throws -> Started {
+        let client = try await services.clients.resolve(clientID)
+        let provider = try SocialAccounts.provider(providerID, for: client, services: services)
+        var result = ValidationResult()
+        if redirectTo.map({ !client.redirectURIs.contains($0) }) ?? true {
+            // Exact match only (RFC 9700 §4.1.3): a prefix or pattern would be an open redirect.
+            result.invalidate(field: "redirect_to", code: .invalidValue, message: "Use a redirect URI registered for this client.")
+        }
+        var pkce: PKCEChallenge?
+        if let codeChallenge {
+            pkce = PKCEChallenge(challenge: codeChallenge, method: challengeMethod ?? "S256")
+            if pkce == nil {
+                result.invalidate(field: "code_challenge", code: .invalidFormat, message: "Send a 43–128 character S256 challenge.")
+            }
+        } else if client.kind == .public {
+            result.invalidate(field: "code_challenge", code: .required, message: "Public clients must send a PKCE S256 challenge.")
+        }
+        if let state, state.utf8.count > 512 {
+            result.invalidate(field: "state", code: .tooLong, message: "Use at most 512 bytes.")
+        }
+        guard result.isValid, let redirectTo else { throw GatehouseError.validation(result) }
+        let now = services.clock.now()
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
+        let endpoints = try await endpoints(provider, client: client, meta: meta)
+        guard let authorization = endpoints.authorization, endpoints.token != nil else { throw GatehouseError.providerUnavailable }
+
+        let browserToken = Secrets.token(prefix: "")
+        let nonce = Base64URL.encode(Secrets.randomBytes(32))
+        let flow = FlowRecord(
+            kind: .social, clientID: client.id, redirectURI: redirectTo, pkce: pkce, nonce: nonce, state: state,
+            csrfHash: Secrets.sha256Hex(browserToken), data: String(decoding: try JSONEncoder().encode(FlowData(provider: provider.id)), as: UTF8.self),
+            createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime))
+        try await services.persistence.transaction { try await $0.flows.insert(flow) }
+
+        guard var components = URLComponents(string: authorization) else { throw GatehouseError.providerUnavailable }
+        var query = components.queryItems ?? []
+        query += [
+            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: provider.webClientID),
+            URLQueryItem(name: "redirect_uri", value: callbackURL(provider)), URLQueryItem(name: "state", value: flow.id.uuidString.lowercased()),
+        ]
+        if !provider.scopes.isEmpty { query.append(URLQueryItem(name: "scope", value: provider.scopes.joined(separator: " "))) }
+        if provider.issuesIDTokens { query.append(URLQueryItem(name: "nonce", value: nonce)) }
+        if provider.pkce {
+            let challenge = Base64URL.encode(SHA256.hash(data: Data(providerVerifier(flow.id).utf8)))
+            query += [URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256")]
+        }
+        if provider.formPost { query.append(URLQueryItem(name: "response_mode", value: "form_post")) }
+        components.percentEncodedQuery = query.map { FormEncoding.escape($0.name) + "=" + FormEncoding.escape($0.value ?? "") }
+            .joined(separator: "&")
+        guard let url = components.url else { throw GatehouseError.providerUnavailable }
+        return Started(providerURL: url, browserToken: browserToken, flowID: flow.id)
+    }
+
+    /// What the provider sent back to the callback.
+    public struct Callback: Sendable {
+        public var state: String?
+        public var code: String?
+        public var error: String?
+        /// The browser-binding cookie's value.
+        public var browserToken: String?
+        /// Sign in with Apple's `user` field (first sign-in only): `{"name": {"firstName", "lastName"}}`.
+        public var appleUser: String?
+        public var meta: RequestMeta
+
+        public init(state: String?, code: String?, error: String?, browserToken: String?, appleUser: String?, meta: RequestMeta) {
+            self.state = state
+            self.code = code
+            self.error = error
+            self.browserToken = browserToken
+            self.appleUser = appleUser
+            self.meta = meta
+        }
+    }
+
+    /// Where the browser goes next: the app's `redirect_to` with `code` and `state`, or with `error`
+    /// and `state` when the sign-in failed after the flow was proved to be this browser's. A callback
+    /// that names no open flow of this browser throws (a page, never a redirect: nothing proves whose
+    /// redirect it would be).
+    public func callback(providerID: String, _ callback: Callback) async throws -> URL {
+        guard let state = callback.state, let flowID = UUID(uuidString: state) else { throw GatehouseError.flowExpired }
+        let now = services.clock.now()
+        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: flowID) }), flow.kind == .social,
+            flow.isOpen(at: now), let redirect = flow.redirectURI,
+            let data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }), data.provider == providerID
+        else { throw GatehouseError.flowExpired }
+        // Bound to the browser that started it: a code injected into another browser (login CSRF)
+        // finds no cookie there.
+        guard let token = callback.browserToken, Secrets.constantTimeEquals(Secrets.sha256Hex(token), flow.csrfHash) else {
+            throw GatehouseError.csrfMismatch
+        }
+        guard try await services.persistence.transaction({ try await $0.flows.consume(id: flowID, at: now) }) != nil else {
+            throw GatehouseError.flowExpired
+        }
+        func back(_ items: [URLQueryItem]) throws -> URL {
+            guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
+            components.queryItems = (components.queryItems ?? []) + items + (flow.state.map { [URLQueryItem(name: "state", value: $0)] } ?? [])
+            guard let url = components.url else { throw GatehouseError.badRequest("Invalid redirect.") }
+            return url
+        }
+        let client = try await services.clients.resolve(flow.clientID)
+        do {
+            if let error = callback.error {
+                services.logger.info("provider refused the sign-in", metadata: ["provider": "\(providerID)", "error": "\(error.prefix(64))"])
+                return try back([URLQueryItem(name: "error", value: ErrorCode.accessDenied.rawValue)])
+            }
+            guard let code = callback.code, !code.isEmpty, code.utf8.count <= 2048 else {
+                throw GatehouseError.badRequest("The provider sent no code.")
+            }
+            let provider = try SocialAccounts.provider(providerID, for: client, services: services)
+            let grant = try await signIn(flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect)
+            return try back([URLQueryItem(name: "code", value: grant)])
+        } catch let error as GatehouseError where error.category != .internalFailure {
+            return try back([URLQueryItem(name: "error", value: error.code.rawValue)])
+        }
+    }
+
+    private func signIn(
+        flow: FlowRecord, code: String, provider: SocialProvider, client: ClientRecord, callback: Callback, redirect: String
+    ) async throws -> String {
+        let meta = callback.meta
+        let accounts = SocialAccounts(services: services)
+        let endpoints = try await endpoints(provider, client: client, meta: meta)
+        let now = services.clock.now()
+        let claims = try await accounts.checking(provider: provider, client: client, meta: meta) { () async throws -> FederatedClaims in
+            guard let http = services.social.http, let tokenURL = endpoints.token else { throw IDTokenError.providerMisconfigured }
+            let api = ProviderAPI(http: http)
+            let tokens = try await api.exchange(
+                code: code, redirectURI: callbackURL(provider), verifier: provider.pkce ? providerVerifier(flow.id) : nil, provider: provider,
+                tokenURL: tokenURL, now: now)
+            // Facebook's web flow answers an access token (its ID tokens come from Limited Login).
+            if provider.issuesIDTokens, provider.kind != .facebook {
+                guard let idToken = tokens.idToken, let verifier = services.social.verifier, let nonce = flow.nonce else {
+                    throw IDTokenError.malformed
+                }
+                return try await verifier.verify(idToken, provider: provider, nonce: nonce, now: now)
+            }
+            guard let access = tokens.accessToken else { throw IDTokenError.malformed }
+            return try await api.profile(accessToken: access, provider: provider, userinfoURL: endpoints.userinfo)
+        }
+        let name = Self.appleName(callback.appleUser)
+        let codes = AuthorizationCodes(services: services)
+        let pkce = flow.pkce
+        return try await accounts.signIn(
+            claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: meta
+        ) { user, _, isNew, stores in
+            try await codes.issue(
+                userID: user.id, client: client, redirectURI: redirect, pkce: pkce, amr: [AuthenticationMethod.federated], isNew: isNew,
+                stores: stores)
+        }.result
+    }
+
+    /// Gatehouse's own PKCE verifier towards the provider, derived from the flow id under the server
+    /// secret: nothing to store, nothing an observer of the flow id can compute.
+    func providerVerifier(_ flowID: UUID) -> String {
+        services.secret.csrfToken(for: "social-pkce:" + flowID.uuidString.lowercased())
+    }
+
+    func callbackURL(_ provider: SocialProvider) -> String {
+        services.settings.publicURL.trimmingSuffix("/") + "/v1/social/" + provider.id + "/callback"
+    }
+
+    private func endpoints(_ provider: SocialProvider, client: ClientRecord, meta: RequestMeta) async throws -> SocialProvider.Endpoints {
+        guard let cache = services.social.verifier?.cache else { return provider.endpoints }
+        return try await SocialAccounts(services: services).checking(provider: provider, client: client, meta: meta) {
+            try await cache.endpoints(provider)
+        }
+    }
+
+    static func appleName(_ user: String?) -> (given: String?, family: String?) {
+        guard let user, user.utf8.count <= 2048,
+            let object = try? JSONSerialization.jsonObject(with: Data(user.utf8)) as? [String: Any],
+            let name = object["name"] as? [String: Any]
+        else { return (nil, nil) }
+        func clip(_ value: Any?) -> String? { (value as? String).flatMap { $0.isEmpty ? nil : String($0.prefix(200)) } }
+        return (clip(name["firstName"]), clip(name["lastName"]))
+    }
+}

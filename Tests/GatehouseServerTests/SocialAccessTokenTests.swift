@@ -1,0 +1,152 @@
+import Crypto
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import GatehouseServer
+import GatehouseTesting
+import HummingbirdTesting
+import Testing
+
+/// Providers answered by `scripts/social/provider_apis.py` (Facebook's, GitHub's, X's and a generic
+/// OAuth server's APIs) on 127.0.0.1, with the operator's apps registered there.
+enum SocialFixtures {
+    static let facebookApp = ("fb-app", "fb-secret")
+    static let githubApp = ("gh-app", "gh-secret")
+    static let xApp = ("x-app", "x-secret")
+    static let oauthApp = ("oa-app", "oa-secret")
+
+    static func providers(_ fake: ProviderAPIsServer) -> [[String: Any]] {
+        let base = fake.base
+        return [
+            [
+                "id": "facebook", "type": "facebook", "client_ids": [facebookApp.0], "client_secret": facebookApp.1, "api_base": base + "/facebook",
+                "authorization_endpoint": base + "/facebook/dialog/oauth", "token_endpoint": base + "/facebook/oauth/access_token",
+            ],
+            [
+                "id": "github", "type": "github", "client_ids": [githubApp.0], "client_secret": githubApp.1, "api_base": base + "/github",
+                "authorization_endpoint": base + "/github/login/oauth/authorize", "token_endpoint": base + "/github/login/oauth/access_token",
+            ],
+            [
+                "id": "x", "type": "x", "client_ids": [xApp.0], "client_secret": xApp.1, "api_base": base + "/x",
+                "authorization_endpoint": base + "/x/i/oauth2/authorize", "token_endpoint": base + "/x/2/oauth2/token",
+            ],
+            [
+                "id": "acme", "type": "oauth2", "client_ids": [oauthApp.0], "client_secret": oauthApp.1,
+                "authorization_endpoint": base + "/oauth/authorize", "token_endpoint": base + "/oauth/token",
+                "userinfo_endpoint": base + "/oauth/userinfo", "introspection_endpoint": base + "/oauth/introspect",
+            ],
+        ]
+    }
+
+    /// The fake provider with the operator's apps, another app at each provider, and one person at each.
+    static func startProvider() async throws -> ProviderAPIsServer {
+        let fake = try await ProviderAPIsServer.start()
+        for (provider, app) in [("facebook", facebookApp), ("github", githubApp), ("x", xApp), ("oauth", oauthApp)] {
+            try await fake.putApp(provider, app.0, secret: app.1)
+            try await fake.putApp(provider, "other-app", secret: "other-secret")
+        }
+        try await fake.putUser("facebook", "ada", ["id": "1001", "name": "Ada Lovelace", "first_name": "Ada", "last_name": "Lovelace", "email": "ada@fb.example"])
+        try await fake.putUser("github", "octo", ["id": "4242", "name": "Octo Cat", "email": "octo@example.com", "email_verified": true])
+        try await fake.putUser("x", "xena", ["id": "77001", "name": "Xena", "email": "xena@example.com"])
+        try await fake.putUser("oauth", "olga", ["id": "u-77", "name": "Olga", "email": "olga@example.com", "email_verified": true])
+        return fake
+    }
+
+    /// A server whose `social` client (public, with an app redirect) offers every fixture provider.
+    static func server(_ fake: ProviderAPIsServer, extra: [[String: Any]] = [], configure: @escaping (inout ServerConfiguration) -> Void = { _ in })
+        async throws -> TestServer
+    {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
+        let all = providers(fake) + extra
+        try JSONSerialization.data(withJSONObject: ["providers": all]).write(to: file)
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.socialFile = file.path
+            configure(&$0)
+        }
+        let ids = all.compactMap { $0["id"] as? String }
+        try await server.createClient(
+            id: "social", redirectURIs: [appRedirect, "com.example.app:/social"],
+            settings: ["email_verification=off", "social_providers=\(ids.joined(separator: ","))"])
+        return server
+    }
+
+    static let appRedirect = "http://127.0.0.1:9/app/callback"
+}
+
+@Suite("Social sign-in with provider access tokens")
+struct SocialAccessTokenTests {
+    @Test("SO-4: Facebook, GitHub and an introspecting OAuth provider's access tokens sign up once (201, is_new) and in after (200); a token the provider issued to another app, a revoked token and garbage are refused; X's tokens are refused natively (nothing proves whose app they are); Facebook gets appsecret_proof, GitHub the app's basic auth")
+    func accessTokens() async throws {
+        let fake = try await SocialFixtures.startProvider()
+        defer { fake.stop() }
+        let server = try await SocialFixtures.server(fake)
+        try await server.withRouter { client in
+            func signIn(_ provider: String, _ token: String) async throws -> TestResponse {
+                try await client.json(.post, "/v1/social/\(provider)/token", ["client_id": "social", "access_token": token])
+            }
+            for (provider, fakeName, app, user) in [
+                ("facebook", "facebook", SocialFixtures.facebookApp.0, "ada"), ("github", "github", SocialFixtures.githubApp.0, "octo"),
+                ("acme", "oauth", SocialFixtures.oauthApp.0, "olga"),
+            ] {
+                let first = try await signIn(provider, try await fake.token(fakeName, clientID: app, user: user))
+                #expect(first.status == .created && first.object["is_new"] as? Bool == true, "\(provider): \(first.text)")
+                let id = (first.object["user"] as? [String: Any])?["id"] as? String
+                let claims = try decodeClaims(try #require(first.string("access_token")))
+                #expect(claims["amr"] as? [String] == ["fed"])
+                let again = try await signIn(provider, try await fake.token(fakeName, clientID: app, user: user))
+                #expect(again.status == .ok && again.object["is_new"] as? Bool == false, "\(provider): \(again.text)")
+                #expect((again.object["user"] as? [String: Any])?["id"] as? String == id)
+
+                // Token substitution: the same person's token, issued to another app at the provider.
+                let foreign = try await signIn(provider, try await fake.token(fakeName, clientID: "other-app", user: user))
+                #expect(foreign.status == .unauthorized && foreign.string("code") == "invalid_provider_token", "\(provider): \(foreign.text)")
+                let garbage = try await signIn(provider, "not-a-token")
+                #expect(garbage.status == .unauthorized, "\(provider): \(garbage.text)")
+            }
+            // A token the person revoked at the provider.
+            let revoked = try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada")
+            try await fake.revoke(revoked)
+            #expect(try await signIn("facebook", revoked).status == .unauthorized)
+
+            // GitHub's verified primary email made a verified account; Facebook's address is never
+            // taken as proved.
+            let users = try await server.persistence.read { try await $0.directory.search(UserSearch(limit: 10)) }
+            #expect(users.first { $0.email == "octo@example.com" }?.emailVerified == true)
+            #expect(users.first { $0.email == "ada@fb.example" }?.emailVerified == false)
+            #expect(users.first { $0.email == "olga@example.com" }?.emailVerified == true)
+            #expect(users.first { $0.email == "ada@fb.example" }?.profile.givenName == "Ada")
+
+            // X has no way to ask whose app a token belongs to: only the web flow takes X.
+            let x = try await signIn("x", try await fake.token("x", clientID: SocialFixtures.xApp.0, user: "xena"))
+            #expect(x.status == .unprocessableContent && x.string("code") == "validation_failed", "\(x.text)")
+            #expect(x.text.contains("/v1/social/x/start"))
+            // Both tokens, or neither: a validation error, not a guess.
+            let both = try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "access_token": "a", "id_token": "b", "nonce": "c"])
+            #expect(both.status == .unprocessableContent)
+            let neither = try await client.json(.post, "/v1/social/github/token", ["client_id": "social"])
+            #expect(neither.status == .unprocessableContent)
+            // GitHub issues no ID tokens.
+            let idToGitHub = try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "id_token": "a.b.c", "nonce": "n"])
+            #expect(idToGitHub.status == .unprocessableContent)
+
+            // What the provider saw: Facebook's debug_token asked with the app token, /me with the
+            // proof; GitHub's check with the app's basic auth and a User-Agent.
+            let seen = try await fake.requests()
+            let me = try #require(seen.first { ($0["path"] as? String)?.hasSuffix("/me") == true })
+            let query = me["query"] as? [String: Any] ?? [:]
+            let token = try #require(query["access_token"] as? String)
+            let proof = HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: SymmetricKey(data: Data(SocialFixtures.facebookApp.1.utf8)))
+            #expect(query["appsecret_proof"] as? String == proof.map { String(format: "%02x", $0) }.joined())
+            let check = try #require(seen.first { ($0["path"] as? String) == "/github/applications/gh-app/token" })
+            let headers = check["headers"] as? [String: Any] ?? [:]
+            #expect(headers["authorization"] as? String == "Basic " + Data("gh-app:gh-secret".utf8).base64EncodedString())
+
+            // The refusals are in the audit log with their reasons.
+            let reasons = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 200))
+                .filter { $0.type == "sign_in.failed" }.compactMap(\.reason)
+            // GitHub answers 404 for any token that is not the app's, garbage included.
+            #expect(reasons.filter { $0 == "notIssuedToApp" }.count == 4, "\(reasons)")
+            #expect(reasons.filter { $0 == "inactive" }.count == 3, "\(reasons)")
+        }
+    }
+}
