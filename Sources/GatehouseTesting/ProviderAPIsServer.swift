@@ -120,3 +120,51 @@ public enum NoRedirectHTTP {
         return try await send("POST", url, body: Data(body.utf8), headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 })
     }
 }
+
+/// Providers answered by `scripts/social/provider_apis.py` (Facebook's, GitHub's, X's and a generic
+/// OAuth server's APIs) on 127.0.0.1, with the operator's apps registered there.
+public enum SocialFixtures {
+    public static let facebookApp = ("fb-app", "fb-secret")
+    public static let githubApp = ("gh-app", "gh-secret")
+    public static let xApp = ("x-app", "x-secret")
+    public static let oauthApp = ("oa-app", "oa-secret")
+
+    public static func providers(_ fake: ProviderAPIsServer) -> [[String: Any]] {
+        let base = fake.base
+        return [
+            [
+                "id": "facebook", "type": "facebook", "client_ids": [facebookApp.0], "client_secret": facebookApp.1, "api_base": base + "/facebook",
+                "authorization_endpoint": base + "/facebook/dialog/oauth", "token_endpoint": base + "/facebook/oauth/access_token",
+            ],
+            [
+                "id": "github", "type": "github", "client_ids": [githubApp.0], "client_secret": githubApp.1, "api_base": base + "/github",
+                "authorization_endpoint": base + "/github/login/oauth/authorize", "token_endpoint": base + "/github/login/oauth/access_token",
+            ],
+            [
+                "id": "x", "type": "x", "client_ids": [xApp.0], "client_secret": xApp.1, "api_base": base + "/x",
+                "authorization_endpoint": base + "/x/i/oauth2/authorize", "token_endpoint": base + "/x/2/oauth2/token",
+            ],
+            [
+                "id": "acme", "type": "oauth2", "client_ids": [oauthApp.0], "client_secret": oauthApp.1,
+                "authorization_endpoint": base + "/oauth/authorize", "token_endpoint": base + "/oauth/token",
+                "userinfo_endpoint": base + "/oauth/userinfo", "introspection_endpoint": base + "/oauth/introspect",
+            ],
+        ]
+    }
+
+    /// The fake provider with the operator's apps, another app at each provider, and one person at each.
+    public static func startProvider() async throws -> ProviderAPIsServer {
+        let fake = try await ProviderAPIsServer.start()
+        for (provider, app) in [("facebook", facebookApp), ("github", githubApp), ("x", xApp), ("oauth", oauthApp)] {
+            try await fake.putApp(provider, app.0, secret: app.1)
+            try await fake.putApp(provider, "other-app", secret: "other-secret")
+        }
+        try await fake.putUser("facebook", "ada", ["id": "1001", "name": "Ada Lovelace", "first_name": "Ada", "last_name": "Lovelace", "email": "ada@fb.example"])
+        try await fake.putUser("github", "octo", ["id": "4242", "name": "Octo Cat", "email": "octo@example.com", "email_verified": true])
+        try await fake.putUser("x", "xena", ["id": "77001", "name": "Xena", "email": "xena@example.com"])
+        try await fake.putUser("oauth", "olga", ["id": "u-77", "name": "Olga", "email": "olga@example.com", "email_verified": true])
+        return fake
+    }
+
+    public static let appRedirect = "http://127.0.0.1:9/app/callback"
+}

@@ -122,10 +122,18 @@ extension AuthClient {
     /// Unlinks a provider identity. Throws `last_sign_in_method` when nothing else (a password,
     /// another provider) would sign the user in.
     public func unlinkIdentity(_ id: String) async throws {
-        try await authorized(http.request("DELETE", "/v1/me/identities/" + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")))
+        try await authorized(http.request("DELETE", "/v1/me/identities/" + Self.pathSegment(id)))
     }
 
     static func socialPath(_ provider: String, _ last: String) -> String {
-        "/v1/social/" + (provider.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") + "/" + last
+        "/v1/social/" + pathSegment(provider) + "/" + last
+    }
+
+    /// One path segment, percent-encoded where RFC 3986 requires (`-` and `.` stay: ids and provider
+    /// names use them).
+    static func pathSegment(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 }
