@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("hooks-file"), help: "JSON file of before-hooks (HTTP endpoints asked at sign-up, login, recovery, verification, token issue and profile update) and signed webhooks; see docs/hooks.md (GATEHOUSE_HOOKS_FILE)")
     var hooksFile: String?
 
-    @Option(name: .customLong("social-file"), help: "JSON file of social providers (apple, google, any OpenID Connect issuer) whose ID tokens sign users in; see the README (GATEHOUSE_SOCIAL_FILE)")
+    @Option(name: .customLong("social-file"), help: "JSON file of social providers (apple, google, facebook, github, linkedin, x, oidc, oauth2): their tokens and web sign-in; see the README (GATEHOUSE_SOCIAL_FILE)")
     var socialFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
     var logLevel: String?

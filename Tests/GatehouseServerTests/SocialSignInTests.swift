@@ -58,6 +58,14 @@ struct MockOIDCProvider {
         return try #require(result.output.split(separator: "\n").last.map(String.init))
     }
 
+    /// The person's claims at the provider (an unknown subject would get its id as email).
+    func putUser(_ subject: String, _ claims: [String: any Sendable]) async throws {
+        let answer = try await NoRedirectHTTP.send(
+            "PUT", URL(string: issuer + "/users/" + subject)!, body: try JSONSerialization.data(withJSONObject: claims),
+            headers: ["Content-Type": "application/json"])
+        #expect((200..<300).contains(answer.status), "\(answer.text)")
+    }
+
     /// SIGKILL: uvicorn waits for open connections on SIGTERM, and `waitUntilExit` spins a core
     /// while it waits on Linux.
     func stop() {

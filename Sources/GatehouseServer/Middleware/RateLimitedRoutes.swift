@@ -8,7 +8,7 @@ import Hummingbird
 enum RateLimitedRoutes {
     static let paths: Set<String> = [
         "/v1/signup", "/v1/verification", "/v1/verify", "/v1/recovery", "/v1/recovery/verify", "/v1/otp",
-        "/v1/otp/verify", "/v1/identifiers/status", "/oauth/token",
+        "/v1/otp/verify", "/v1/identifiers/status", "/oauth/token", "/v1/me/identities",
     ]
 
     static func counts(_ request: Request) -> Bool {
