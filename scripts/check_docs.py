@@ -548,6 +548,9 @@ class Resolver:
             f, ln = self.other[first_type]
             return "skip", "not an SDK type: declared in %s:%d" % (rel(f), ln)
         names = [w for w in words if not self.is_type_word(w)]
+        if names and names[0] in self.scan.apple_members and names[0] not in self.ix.by_base:
+            # e.g. `signInWithProvider(_:…)`: a member declared only under an Apple-only #if
+            return "note", "`%s` is declared only in Apple-only code: checked against the source only" % t
         if len(names) == 1 and names[0] in self.scan.apple_words and names[0] not in self.ix.by_base:
             # e.g. `.biometryCurrentSet`: an Apple framework's name, used only in Apple-only code
             f, ln = self.scan.apple_words[names[0]]

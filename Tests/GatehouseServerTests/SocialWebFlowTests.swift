@@ -5,6 +5,7 @@ import GatehouseCore
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting
+import Synchronization
 import Testing
 
 /// The browser's part of a web sign-in, one hop at a time: Gatehouse through the in-process router,
@@ -186,5 +187,81 @@ struct SocialWebFlowTests {
             let credentials = try await server.persistence.read { try await $0.credentials.find(type: .oidc, identifier: "facebook:1001") }
             #expect(credentials == nil)
         }
+    }
+}
+
+@Suite("Sign in with Apple through the browser")
+struct AppleWebFlowTests {
+    @Test("SO-9: Sign in with Apple on the web: form_post to the callback moves to a same-site GET (the flow's cookie applies), the code is exchanged with a fresh ES256 client secret signed by the team's key (kid, iss team, sub Services ID, aud Apple), the ID token's nonce is the flow's, the first-sign-in name from Apple's user field is kept, a private-relay address is a verified email")
+    func appleWeb() async throws {
+        let issuer = TestIDTokenIssuer()
+        let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
+        let idToken = Mutex("")
+        let tokenEndpoint = try await HookServer.start { _ in
+            HookServer.Answer(body: #"{"access_token":"apple-at","token_type":"Bearer","id_token":"\#(idToken.withLock { $0 })"}"#)
+        }
+        let teamKey = P256.Signing.PrivateKey()
+        let keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("AuthKey-\(UUID().uuidString).p8")
+        try teamKey.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: keyFile) }
+        let apple: [String: Any] = [
+            "id": "apple", "type": "apple", "client_ids": ["com.example.app", "com.example.web"], "web_client_id": "com.example.web",
+            "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+            "authorization_endpoint": "https://appleid.apple.com/auth/authorize", "token_endpoint": "http://127.0.0.1:\(tokenEndpoint.port)/other",
+            "apple_team_id": "TEAM123456", "apple_key_id": "KEY1234567", "apple_private_key_file": keyFile.path,
+        ]
+        let fake = try await SocialFixtures.startProvider()
+        defer { fake.stop() }
+        let server = try await SocialFixtures.server(fake, extra: [apple])
+        try await server.withRouter { client in
+            let walk = WebWalk(client: client, fake: fake)
+            let pkce = WebWalk.pkce()
+            let started = try await walk.start("apple", challenge: pkce.challenge, state: "s-apple")
+            #expect(started.status == .found)
+            let asked = WebWalk.query(started.providerURL)
+            #expect(asked["response_mode"] == "form_post" && asked["client_id"] == "com.example.web" && asked["code_challenge"] == nil)
+            #expect(asked["scope"] == "name email")
+            let nonce = try #require(asked["nonce"])
+            let state = try #require(asked["state"])
+            idToken.withLock {
+                $0 = (try? issuer.token(issuer.claims(
+                    subject: "001234.apple", audience: "com.example.web", nonce: Secrets.sha256Hex(nonce),
+                    email: "x7k2@privaterelay.appleid.com", emailVerified: true, now: server.clock.now()))) ?? ""
+            }
+            // Apple posts cross-site; the browser's cookie is not sent with that POST.
+            let user = #"{"name":{"firstName":"Grace","lastName":"Hopper"},"email":"x7k2@privaterelay.appleid.com"}"#
+            let posted = try await client.form("/v1/social/apple/callback", ["code": "apple-code-1", "state": state, "user": user])
+            #expect(posted.status == .seeOther, "\(posted.text)")
+            let onward = try #require(posted.headers[.location])
+            #expect(onward.hasPrefix("/v1/social/apple/callback?"))
+            let landed = try await walk.callback(URL(string: "http://127.0.0.1" + onward)!, cookie: started.cookie)
+            let back = WebWalk.query(try #require(landed.headers[.location].flatMap(URL.init(string:))))
+            #expect(back["state"] == "s-apple")
+            let tokens = try await walk.exchange(code: try #require(back["code"], "\(back)"), verifier: pkce.verifier)
+            #expect(tokens.object["is_new"] as? Bool == true, "\(tokens.text)")
+            let me = try await client.json(.get, "/v1/me", bearer: try #require(tokens.string("access_token")))
+            #expect(me.string("email") == "x7k2@privaterelay.appleid.com" && me.object["email_verified"] as? Bool == true)
+            let profile = me.object["profile"] as? [String: Any] ?? [:]
+            #expect(profile["given_name"] as? String == "Grace" && profile["family_name"] as? String == "Hopper", "\(me.text)")
+
+            // What Apple's token endpoint received: the code, and a client secret it can verify.
+            let exchange = try #require(await tokenEndpoint.requests(to: "/other").first)
+            let form = Dictionary(exchange.text.split(separator: "&").map { pair -> (String, String) in
+                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                return (parts[0], parts.count > 1 ? parts[1] : "")
+            }) { $1 }
+            #expect(form["code"] == "apple-code-1" && form["client_id"] == "com.example.web" && form["code_verifier"] == nil)
+            #expect(form["redirect_uri"] == "http://127.0.0.1:8080/v1/social/apple/callback")
+            let secret = try #require(form["client_secret"]).split(separator: ".").map(String.init)
+            #expect(secret.count == 3)
+            let header = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(secret[0])))) as? [String: Any] ?? [:]
+            #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEY1234567")
+            let claims = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(secret[1])))) as? [String: Any] ?? [:]
+            #expect(claims["iss"] as? String == "TEAM123456" && claims["sub"] as? String == "com.example.web" && claims["aud"] as? String == issuer.issuer)
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(secret[2])))
+            #expect(teamKey.publicKey.isValidSignature(signature, for: Data((secret[0] + "." + secret[1]).utf8)))
+        }
+        await jwks.stop()
+        await tokenEndpoint.stop()
     }
 }
