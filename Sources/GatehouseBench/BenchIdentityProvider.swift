@@ -8,6 +8,8 @@ public struct BenchIdentityProvider: Sendable {
     public static let providerID = "bench"
     public static let issuer = "https://bench-idp.example"
     public static let audience = "bench-app"
+    /// The `social-access` scenario's provider: GitHub's API as `scripts/bench` serves it.
+    public static let accessProviderID = "bench-gh"
 
     let key: P256.Signing.PrivateKey
 

@@ -202,6 +202,9 @@ public struct LoadRunner: Sendable {
             guard let identityProvider else { throw BenchError.setup("the social scenario needs --social-key") }
             let (token, nonce) = try identityProvider.mint(pick: pick, subjects: users.count)
             return target.socialToken(provider: BenchIdentityProvider.providerID, idToken: token, nonce: nonce)
+        case .socialAccess:
+            // The bench's provider answers for any token of this shape: subject N of the seeded count.
+            return target.socialAccessToken(provider: BenchIdentityProvider.accessProviderID, accessToken: "bench-gh-\(pick % max(1, users.count))")
         case .mixed: preconditionFailure("mixed runs as two phases")
         case .device: preconditionFailure("device runs as two calls")
         }

@@ -3,9 +3,12 @@ import Foundation
 /// What a virtual user does in a loop. `mixed` floods logins open-loop (at `--login-rate`) while
 /// refreshes run (closed-loop, or open-loop at `--rate`), and reports both. `device` is one device
 /// sign-in: a challenge, then its signed answer (two requests, timed together). `social` is a sign-in
-/// with a provider's ID token (a fresh one per request, for one of the seeded subjects).
+/// with a provider's ID token (a fresh one per request, for one of the seeded subjects);
+/// `social-access` one with a GitHub access token, which the server proves with the provider's token
+/// check and reads the profile of (three calls to the bench's provider per sign-in).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social
+    case socialAccess = "social-access"
     case clientCredentials = "client-credentials"
     case mixed
 }

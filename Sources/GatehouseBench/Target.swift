@@ -122,6 +122,11 @@ public struct Target: Sendable {
         Call(path: "/v1/social/\(provider)/token", body: .json(["client_id": clientID, "id_token": idToken, "nonce": nonce]))
     }
 
+    /// A sign-in with a provider's access token (Gatehouse only).
+    public func socialAccessToken(provider: String, accessToken: String) -> Call {
+        Call(path: "/v1/social/\(provider)/token", body: .json(["client_id": clientID, "access_token": accessToken]))
+    }
+
     /// Registers a device key for the signed-in user (Gatehouse only).
     public func registerDevice(deviceID: String, publicKey: String, access: String) -> Call {
         Call(

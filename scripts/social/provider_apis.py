@@ -117,6 +117,8 @@ def page(title, body):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: without this, Nagle and delayed ACKs add 40 ms a call.
+    disable_nagle_algorithm = True
     server_version = "ProviderAPIs/1"
     verbose = False
 
