@@ -30,7 +30,7 @@ extension SocialFixtures {
 
 @Suite("Social sign-in with provider access tokens")
 struct SocialAccessTokenTests {
-    @Test("SO-4: Facebook, GitHub and an introspecting OAuth provider's access tokens sign up once (201, is_new) and in after (200); a token the provider issued to another app, a revoked token and garbage are refused; X's tokens are refused natively (nothing proves whose app they are); Facebook gets appsecret_proof, GitHub the app's basic auth")
+    @Test("SO-4: Facebook, GitHub and an introspecting OAuth provider's access tokens sign up once (201, is_new) and in after (200); a token the provider issued to another app, a revoked token and garbage are refused; X's tokens are refused natively (nothing proves whose app they are); Facebook gets appsecret_proof, GitHub the app's basic auth; the answer reports the client's terms, and accept_terms accepts them")
     func accessTokens() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -83,6 +83,18 @@ struct SocialAccessTokenTests {
             // GitHub issues no ID tokens.
             let idToGitHub = try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "id_token": "a.b.c", "nonce": "n"])
             #expect(idToGitHub.status == .unprocessableContent)
+
+            // Terms: the answer says what the app must still ask for, and accept_terms accepts them.
+            try await server.createClient(id: "terms-social", settings: ["email_verification=off", "terms_platform_version=2", "social_providers=github"])
+            let unaccepted = try await client.json(
+                .post, "/v1/social/github/token",
+                ["client_id": "terms-social", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")])
+            #expect((unaccepted.object["user"] as? [String: Any])?["agreements_up_to_date"] as? Bool == false, "\(unaccepted.text)")
+            let accepted = try await client.json(
+                .post, "/v1/social/github/token",
+                ["client_id": "terms-social", "accept_terms": true,
+                 "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")])
+            #expect((accepted.object["user"] as? [String: Any])?["agreements_up_to_date"] as? Bool == true, "\(accepted.text)")
 
             // What the provider saw: Facebook's debug_token asked with the app token, /me with the
             // proof; GitHub's check with the app's basic auth and a User-Agent.

@@ -105,6 +105,9 @@ struct SocialWebFlowTests {
                     #expect(tokens.object["is_new"] as? Bool == (round == 0), "\(provider) round \(round): \(tokens.text)")
                     let claims = try decodeClaims(try #require(tokens.string("access_token")))
                     #expect(claims["amr"] as? [String] == ["fed"])
+                    // The user comes with the answer, with what the app must still ask for.
+                    let user = tokens.object["user"] as? [String: Any] ?? [:]
+                    #expect(user["id"] as? String == claims["sub"] as? String && user["agreements_up_to_date"] != nil, "\(tokens.text)")
                     if let known = userIDs[provider] { #expect(claims["sub"] as? String == known) } else { userIDs[provider] = claims["sub"] as? String }
                 }
             }
@@ -239,7 +242,8 @@ struct AppleWebFlowTests {
             #expect(back["state"] == "s-apple")
             let tokens = try await walk.exchange(code: try #require(back["code"], "\(back)"), verifier: pkce.verifier)
             #expect(tokens.object["is_new"] as? Bool == true, "\(tokens.text)")
-            let me = try await client.json(.get, "/v1/me", bearer: try #require(tokens.string("access_token")))
+            let access = try #require(tokens.string("access_token"))
+            let me = try await client.json(.get, "/v1/me", bearer: access)
             #expect(me.string("email") == "x7k2@privaterelay.appleid.com" && me.object["email_verified"] as? Bool == true)
             let profile = me.object["profile"] as? [String: Any] ?? [:]
             #expect(profile["given_name"] as? String == "Grace" && profile["family_name"] as? String == "Hopper", "\(me.text)")

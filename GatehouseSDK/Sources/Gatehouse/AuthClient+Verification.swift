@@ -77,8 +77,13 @@ extension AuthClient {
         let tokens: TokenResponse = try await http.send(http.form(http.request("POST", "/oauth/token"), fields))
         pkceVerifier = nil
         try? await configuration.store.savePendingVerifier(nil)
-        // The token endpoint does not return the user; ask for it with the new token.
-        let user: User = try await http.send(http.request("GET", "/v1/me", bearer: tokens.accessToken))
+        // The token endpoint returns the user (a server before it did not: then ask with the new token).
+        let user: User
+        if let given = tokens.user {
+            user = given
+        } else {
+            user = try await http.send(http.request("GET", "/v1/me", bearer: tokens.accessToken))
+        }
         return (try await adopt(tokens, user: user, persist: persist), tokens)
     }
 

@@ -13,6 +13,8 @@ public struct SocialTokenRequest: Codable, Hashable, Sendable {
     /// The name the provider's SDK gave on the first sign-in (Apple sends it once, outside the token).
     public var givenName: String?
     public var familyName: String?
+    /// Accepts the client's current terms with this sign-in (as `accept_terms` at sign-up).
+    public var acceptTerms: Bool?
 
     public init(clientId: String? = nil, idToken: String, nonce: String, givenName: String? = nil, familyName: String? = nil) {
         self.clientId = clientId
@@ -30,6 +32,7 @@ public struct SocialTokenRequest: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case nonce
         case clientId = "client_id", idToken = "id_token", accessToken = "access_token", givenName = "given_name", familyName = "family_name"
+        case acceptTerms = "accept_terms"
     }
 }
 

@@ -72,14 +72,16 @@ public struct AuthorizationCodes: Sendable {
         }
         let issuer = services.issuer
         let scopes = SessionIssuer.grant(requested: nil, client: client)
-        let started = try await services.persistence.transaction { stores -> SessionIssuer.Started in
+        let (started, user) = try await services.persistence.transaction { stores -> (SessionIssuer.Started, UserRecord) in
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
                 throw GatehouseError.invalidGrant("The account is not available.")
             }
-            return try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores)
+            return (try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores), user)
         }
+        // The user comes with what the app must still ask for (terms, required fields), as on every
+        // other sign-in's answer.
         return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: nil, isNew: grant.isNew,
+            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: grant.isNew,
             resources: resources)
     }
 

@@ -50,7 +50,7 @@ struct SocialAccounts: Sendable {
     /// last-sign-in time, and `finish` (a session, or an authorization code) in one transaction.
     func signIn<T: Sendable>(
         claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
-        meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
+        acceptTerms: Bool = false, meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
     ) async throws -> (user: UserRecord, isNew: Bool, result: T) {
         let now = services.clock.now()
         let identifier = provider.id + ":" + claims.subject
@@ -106,6 +106,7 @@ struct SocialAccounts: Sendable {
             guard user.state == .active else { throw GatehouseError.accountDisabled }
             try await stores.users.recordLogin(id: user.id, at: now)
             user.lastLoginAt = now
+            if acceptTerms { try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores) }
             if !isNew, let metadata = changes.appMetadata {
                 user.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 }
                 try await stores.users.update(user)

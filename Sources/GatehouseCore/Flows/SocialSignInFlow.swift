@@ -21,12 +21,15 @@ public struct SocialSignInFlow: Sendable {
         /// in the token).
         public var givenName: String?
         public var familyName: String?
+        /// Accepts the client's current terms with this sign-in.
+        public var acceptTerms: Bool
         public var meta: RequestMeta
 
         public init(
             providerID: String, idToken: String? = nil, accessToken: String? = nil, nonce: String? = nil, clientID: String?,
-            givenName: String? = nil, familyName: String? = nil, meta: RequestMeta
+            givenName: String? = nil, familyName: String? = nil, acceptTerms: Bool = false, meta: RequestMeta
         ) {
+            self.acceptTerms = acceptTerms
             self.providerID = providerID
             self.idToken = idToken
             self.accessToken = accessToken
@@ -46,7 +49,8 @@ public struct SocialSignInFlow: Sendable {
         let scopes = SessionIssuer.grant(requested: nil, client: client)
         let meta = request.meta
         let (user, isNew, started) = try await SocialAccounts(services: services).signIn(
-            claims: claims, provider: provider, client: client, givenName: request.givenName, familyName: request.familyName, meta: meta
+            claims: claims, provider: provider, client: client, givenName: request.givenName, familyName: request.familyName,
+            acceptTerms: request.acceptTerms, meta: meta
         ) { user, credentialID, _, stores in
             try await issuer.start(
                 user: user, client: client, amr: [AuthenticationMethod.federated], scopes: scopes, meta: meta, stores: stores,

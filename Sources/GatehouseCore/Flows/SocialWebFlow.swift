@@ -20,6 +20,8 @@ public struct SocialWebFlow: Sendable {
 
     struct FlowData: Codable {
         var provider: String
+        /// The app asked to accept the client's current terms with this sign-in.
+        var acceptTerms: Bool?
     }
 
     public struct Started: Sendable {
@@ -32,7 +34,7 @@ public struct SocialWebFlow: Sendable {
 
     public func start(
         providerID: String, clientID: String?, redirectTo: String?, codeChallenge: String?, challengeMethod: String?, state: String?,
-        meta: RequestMeta
+        acceptTerms: Bool = false, meta: RequestMeta
     ) async throws -> Started {
         let client = try await services.clients.resolve(clientID)
         let provider = try SocialAccounts.provider(providerID, for: client, services: services)
@@ -63,7 +65,7 @@ public struct SocialWebFlow: Sendable {
         let nonce = Base64URL.encode(Secrets.randomBytes(32))
         let flow = FlowRecord(
             kind: .social, clientID: client.id, redirectURI: redirectTo, pkce: pkce, nonce: nonce, state: state,
-            csrfHash: Secrets.sha256Hex(browserToken), data: String(decoding: try JSONEncoder().encode(FlowData(provider: provider.id)), as: UTF8.self),
+            csrfHash: Secrets.sha256Hex(browserToken), data: String(decoding: try JSONEncoder().encode(FlowData(provider: provider.id, acceptTerms: acceptTerms ? true : nil)), as: UTF8.self),
             createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime))
         try await services.persistence.transaction { try await $0.flows.insert(flow) }
 
@@ -142,7 +144,9 @@ public struct SocialWebFlow: Sendable {
                 throw GatehouseError.badRequest("The provider sent no code.")
             }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
-            let grant = try await signIn(flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect)
+            let grant = try await signIn(
+                flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect,
+                acceptTerms: data.acceptTerms == true)
             return try back([URLQueryItem(name: "code", value: grant)])
         } catch let error as GatehouseError where error.category != .internalFailure {
             return try back([URLQueryItem(name: "error", value: error.code.rawValue)])
@@ -150,7 +154,8 @@ public struct SocialWebFlow: Sendable {
     }
 
     private func signIn(
-        flow: FlowRecord, code: String, provider: SocialProvider, client: ClientRecord, callback: Callback, redirect: String
+        flow: FlowRecord, code: String, provider: SocialProvider, client: ClientRecord, callback: Callback, redirect: String,
+        acceptTerms: Bool
     ) async throws -> String {
         let meta = callback.meta
         let accounts = SocialAccounts(services: services)
@@ -176,7 +181,8 @@ public struct SocialWebFlow: Sendable {
         let codes = AuthorizationCodes(services: services)
         let pkce = flow.pkce
         return try await accounts.signIn(
-            claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: meta
+            claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, acceptTerms: acceptTerms,
+            meta: meta
         ) { user, _, isNew, stores in
             try await codes.issue(
                 userID: user.id, client: client, redirectURI: redirect, pkce: pkce, amr: [AuthenticationMethod.federated], isNew: isNew,

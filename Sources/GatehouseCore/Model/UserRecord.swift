@@ -18,6 +18,9 @@ public struct UserRecord: Sendable, Hashable {
     public var lastLoginAt: Date?
     /// Whether a password credential exists; filled in by stores, not a column of `users`.
     public var hasPassword: Bool
+    /// Whether a provider identity is linked; filled in by stores, so `GET /v1/me` reads the list only
+    /// for users who have one.
+    public var hasIdentities = false
 
     public init(
         id: UUID = UUID(), email: String?, emailVerified: Bool = false, phone: String? = nil,

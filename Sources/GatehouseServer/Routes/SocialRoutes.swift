@@ -23,7 +23,8 @@ struct SocialRoutes: Sendable {
         let tokens = try await flow.signIn(
             SocialSignInFlow.Request(
                 providerID: provider, idToken: body.idToken, accessToken: body.accessToken, nonce: body.nonce,
-                clientID: request.clientID(body: body.clientId), givenName: body.givenName, familyName: body.familyName, meta: context.meta))
+                clientID: request.clientID(body: body.clientId), givenName: body.givenName, familyName: body.familyName,
+                acceptTerms: body.acceptTerms == true, meta: context.meta))
         return try Responses.json(tokens, status: tokens.isNew == true ? .created : .ok, noStore: true)
     }
 
@@ -34,7 +35,8 @@ struct SocialRoutes: Sendable {
         func value(_ name: String) -> String? { query.get(name).map { String($0) } }
         let started = try await web.start(
             providerID: provider, clientID: value("client_id"), redirectTo: value("redirect_to"), codeChallenge: value("code_challenge"),
-            challengeMethod: value("code_challenge_method"), state: value("state"), meta: context.meta)
+            challengeMethod: value("code_challenge_method"), state: value("state"), acceptTerms: value("accept_terms") == "true",
+            meta: context.meta)
         var response = PageResponses.redirect(to: started.providerURL)
         response.status = .found
         response.headers[.setCookie] = Self.cookie(provider: provider, flowID: started.flowID, value: started.browserToken, secure: secureCookies).headerValue

@@ -8,7 +8,9 @@ struct SQLUserStore: UserStore {
 
     static let columns = """
         u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.app_metadata, u.state, u.created_at,
-        u.updated_at, u.last_login_at, (SELECT COUNT(*) FROM credentials c WHERE c.user_id = u.id AND c.type = 'password') AS has_password
+        u.updated_at, u.last_login_at,
+        (SELECT COALESCE(SUM(CASE c.type WHEN 'password' THEN 1 ELSE 1000 END), 0) FROM credentials c
+         WHERE c.user_id = u.id AND c.type IN ('password', 'oidc')) AS sign_in_kinds
         """
 
     func insert(_ user: UserRecord) async throws {
@@ -66,13 +68,18 @@ struct SQLUserStore: UserStore {
     }
 
     static func decode(_ row: any SQLRow) throws -> UserRecord {
-        UserRecord(
+        var user = UserRecord(
             id: try row.uuid("id"), email: try row.optionalString("email"), emailVerified: try row.bool("email_verified"),
             phone: try row.optionalString("phone"), phoneVerified: try row.bool("phone_verified"),
             profile: try Columns.decodeJSON(Profile.self, try row.string("profile")),
             appMetadata: try row.optionalString("app_metadata").map { try Columns.decodeJSON([String: JSONValue].self, $0) },
             state: UserState(rawValue: try row.string("state")), createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at"), lastLoginAt: try row.optionalDate("last_login_at"),
-            hasPassword: try row.int("has_password") > 0)
+            hasPassword: false)
+        // One index range for both flags: 1 per password credential, 1000 per identity.
+        let kinds = try row.int("sign_in_kinds")
+        user.hasPassword = kinds % 1000 > 0
+        user.hasIdentities = kinds >= 1000
+        return user
     }
 }

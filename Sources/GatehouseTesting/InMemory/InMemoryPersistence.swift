@@ -93,6 +93,7 @@ struct InMemoryState: Sendable {
     func withPasswordFlag(_ user: UserRecord) -> UserRecord {
         var user = user
         user.hasPassword = credentials.values.contains { $0.userID == user.id && $0.type == .password }
+        user.hasIdentities = credentials.values.contains { $0.userID == user.id && $0.type == .oidc }
         return user
     }
 }
