@@ -8,7 +8,7 @@ private typealias SDKError = Gatehouse.GatehouseError
 
 @Suite("SDK: provider access tokens, linked identities and the web sign-in")
 struct SocialWebSDKTests {
-    @Test("SDK-15: signIn(with: .github/.facebook) against a live server (isNew first only); linkIdentity, identities, unlinkIdentity (last_sign_in_method for the last); socialSignInURL + completeSocialSignIn through X's web flow (isNew, then handle(url:)), a cancelled sign-in throws access_denied, a foreign state is refused")
+    @Test("SDK-15: signIn(with: .github/.facebook) against a live server (isNew first only); linkIdentity, identities, unlinkIdentity (last_sign_in_method for the last); socialSignInURL + completeSocialSignIn through X's web flow (isNew, then handle(url:), then after a relaunch), a cancelled sign-in throws access_denied, a foreign state is refused")
     func socialCalls() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -57,8 +57,9 @@ struct SocialWebSDKTests {
                 #expect(landed.status == 302, "\(landed.text)")
                 return try #require(landed.location)
             }
+            let xStore = InMemorySessionStore()
             let xClient = AuthClient(configuration: .init(
-                baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: InMemorySessionStore()))
+                baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
             let start = try await xClient.socialSignInURL(provider: "x")
             #expect(start.path == "/v1/social/x/start")
             let web = try await xClient.completeSocialSignIn(from: try await browse(start))
@@ -70,6 +71,13 @@ struct SocialWebSDKTests {
             let again = try await browse(try await xClient.socialSignInURL(provider: "x"))
             #expect(try await xClient.handle(url: again))
             #expect(xClient.currentUser?.id == web.user.id)
+
+            // The app was relaunched while the browser was open: the verifier in the store completes it.
+            let beforeRelaunch = try await xClient.socialSignInURL(provider: "x")
+            let relaunched = AuthClient(configuration: .init(
+                baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
+            let resumed = try await relaunched.completeSocialSignIn(from: try await browse(beforeRelaunch))
+            #expect(!resumed.isNew && resumed.user.id == web.user.id)
 
             // Cancelled at the provider.
             let cancelled = try await browse(try await xClient.socialSignInURL(provider: "x"), deny: true)

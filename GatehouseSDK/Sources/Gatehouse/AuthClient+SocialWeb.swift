@@ -47,8 +47,14 @@ extension AuthClient {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
         // A redirect this client did not start (or a second use of one) is refused before anything else.
-        guard let expected = socialState, value("state") == expected else {
-            throw GatehouseError(code: .invalidRequest, status: nil, message: "This sign-in was not started here, or already finished.")
+        // After a relaunch the state is gone with the memory; the PKCE verifier kept in the store still
+        // binds the code to this app (RFC 9700 §2.1.1), so the sign-in can complete.
+        if let expected = socialState {
+            guard value("state") == expected else {
+                throw GatehouseError(code: .invalidRequest, status: nil, message: "This sign-in was not started here, or already finished.")
+            }
+        } else if pkceVerifier == nil, (try? await configuration.store.loadPendingVerifier()) == nil {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "No sign-in was started here.")
         }
         socialState = nil
         if let error = value("error") {
@@ -83,7 +89,10 @@ extension AuthClient {
         progress?(.openingProvider(url))
         let returned: URL = try await withCheckedThrowingContinuation { continuation in
             Task { @MainActor in
+                // The session must be kept alive while it is shown; the box holds it until its completion.
+                let keeper = SessionKeeper()
                 let session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme) { callback, error in
+                    keeper.session = nil
                     if let callback {
                         continuation.resume(returning: callback)
                     } else {
@@ -91,9 +100,13 @@ extension AuthClient {
                             code: .accessDenied, status: nil, message: error.map { "\($0)" } ?? "The sign-in was cancelled."))
                     }
                 }
+                keeper.session = session
                 session.presentationContextProvider = presentationContextProvider
                 session.prefersEphemeralWebBrowserSession = prefersEphemeralSession
-                session.start()
+                if !session.start() {
+                    keeper.session = nil
+                    continuation.resume(throwing: GatehouseError(code: .invalidRequest, status: nil, message: "The sign-in sheet could not open."))
+                }
             }
         }
         progress?(.exchangingCode)
@@ -101,5 +114,11 @@ extension AuthClient {
         progress?(.signedIn(isNew: result.isNew))
         return result
     }
+}
+/// Holds an `ASWebAuthenticationSession` while it is shown (the framework does not).
+/// `@unchecked Sendable`: written once on the main actor before `start()` and cleared once in the
+/// completion handler, which the framework calls once after the sheet is gone; nothing else reads it.
+private final class SessionKeeper: @unchecked Sendable {
+    var session: ASWebAuthenticationSession?
 }
 #endif
