@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Linked provider identities")
 struct IdentityLinkTests {
-    @Test("SO-7: a signed-in user links a provider (ID token or access token), sees it in GET /v1/me and /v1/me/identities, links it again without change, cannot take another user's identity (identity_in_use), unlinks it unless it is the last way to sign in (last_sign_in_method); the linked identity signs in to the same account; bad input gets 4xx problems")
+    @Test("SO-7: a signed-in user links a provider (ID token or access token), sees it in GET /v1/me and /v1/me/identities, links it again without change, cannot take another user's identity (identity_in_use), unlinks it unless it is the last way to sign in (last_sign_in_method), which ends the sessions it started; the linked identity signs in to the same account; bad input gets 4xx problems")
     func linkAndUnlink() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -64,9 +64,13 @@ struct IdentityLinkTests {
             let replayed = try await client.json(.post, "/v1/me/identities", ["provider": "local", "id_token": token, "nonce": nonce], bearer: other.accessToken)
             #expect(replayed.status == .unauthorized)
 
-            // Unlink: the password remains, so both identities can go.
+            // Unlink: the password remains, so both identities can go; the sessions the identity started end.
             let localID = try #require(linked.string("id"))
+            let providerSession = try #require(viaProvider.string("access_token"))
+            #expect(try await client.json(.get, "/v1/me", bearer: providerSession).status == .ok)
             #expect(try await client.json(.delete, "/v1/me/identities/\(localID)", bearer: owner.accessToken).status == .noContent)
+            #expect(try await client.json(.get, "/v1/me", bearer: providerSession).status == .unauthorized)
+            #expect(try await client.json(.get, "/v1/me", bearer: owner.accessToken).status == .ok, "the password's session stays")
             #expect(try await client.json(.delete, "/v1/me/identities/\(localID)", bearer: owner.accessToken).status == .notFound)
             // Someone else's identity is not found for this user.
             let githubID = try #require(github.string("id"))
@@ -87,8 +91,15 @@ struct IdentityLinkTests {
                 bearer: newcomerAccess)
             #expect(facebook.status == .created, "\(facebook.text)")
             #expect(try await client.json(.delete, "/v1/me/identities/\(onlyID)", bearer: newcomerAccess).status == .noContent)
+            // That identity started this very session: it ended with it. Facebook signs the user in now.
+            #expect(try await client.json(.get, "/v1/me", bearer: newcomerAccess).status == .unauthorized)
+            let viaFacebook = try await client.json(
+                .post, "/v1/social/facebook/token",
+                ["client_id": "social", "access_token": try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada")])
+            #expect(viaFacebook.status == .ok && viaFacebook.object["is_new"] as? Bool == false, "\(viaFacebook.text)")
             let facebookID = try #require(facebook.string("id"))
-            #expect(try await client.json(.delete, "/v1/me/identities/\(facebookID)", bearer: newcomerAccess).status == .conflict)
+            let facebookAccess = try #require(viaFacebook.string("access_token"))
+            #expect(try await client.json(.delete, "/v1/me/identities/\(facebookID)", bearer: facebookAccess).status == .conflict)
 
             // Audit: two links and the unlink of the owner, with the provider.
             let events = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 200))

@@ -117,3 +117,44 @@ struct SocialAccessTokenTests {
         }
     }
 }
+
+@Suite("The social providers file")
+struct SocialProvidersFileTests {
+    static func start(_ providers: [[String: Any]]) async throws -> TestServer {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: ["providers": providers]).write(to: file)
+        return try await TestServer.start(.sqlite) { $0.socialFile = file.path }
+    }
+
+    @Test("SO-10: the providers file is checked whole at start: unknown keys or types, plain http to another host, a missing secret for Facebook, GitHub or X, an oauth2 provider without its endpoints, PKCE turned off without ID tokens, a web client id outside client_ids, an unset secret variable and half an Apple key stop the server; a secret from the environment is taken")
+    func checkedAtStart() async throws {
+        let refused: [(String, [String: Any])] = [
+            ("unknown key", ["id": "g", "type": "google", "client_ids": ["a"], "client_id": "a"]),
+            ("unknown type", ["id": "g", "type": "myspace", "client_ids": ["a"]]),
+            ("plain http", ["id": "o", "type": "oidc", "client_ids": ["a"], "issuer": "http://sso.example"]),
+            ("facebook without a secret", ["id": "facebook", "type": "facebook", "client_ids": ["1"]]),
+            ("x without a secret", ["id": "x", "type": "x", "client_ids": ["1"]]),
+            ("oauth2 without endpoints", ["id": "o", "type": "oauth2", "client_ids": ["1"], "client_secret": "s"]),
+            ("pkce off without ID tokens", ["id": "github", "type": "github", "client_ids": ["1"], "client_secret": "s", "pkce": false]),
+            ("web client outside client_ids", ["id": "google", "type": "google", "client_ids": ["ios"], "web_client_id": "web"]),
+            ("unset secret variable", ["id": "github", "type": "github", "client_ids": ["1"], "client_secret_env": "GATEHOUSE_TEST_UNSET_\(UUID().uuidString.prefix(8))"]),
+            ("half an Apple key", ["id": "apple", "type": "apple", "client_ids": ["com.example"], "apple_team_id": "T"]),
+        ]
+        for (what, provider) in refused {
+            do {
+                let server = try await Self.start([provider])
+                await server.stop()
+                Issue.record("started with \(what)")
+            } catch {
+                #expect("\(error)".contains("social providers file"), "\(what): \(error)")
+            }
+        }
+        let variable = "GATEHOUSE_TEST_SECRET_\(UUID().uuidString.prefix(8))"
+        setenv(variable, "from-the-environment", 1)
+        defer { unsetenv(variable) }
+        let server = try await Self.start([["id": "github", "type": "github", "client_ids": ["1"], "client_secret_env": variable]])
+        #expect(server.services.social.providers["github"]?.clientSecret == "from-the-environment")
+        #expect(!"\(server.services.social.providers["github"]!)".contains("from-the-environment"), "a provider prints without its secret")
+        await server.stop()
+    }
+}

@@ -94,7 +94,7 @@ struct SocialWebFlowTests {
             for (provider, user) in [("github", "octo"), ("x", "xena"), ("facebook", "ada"), ("acme", "olga")] {
                 for round in 0..<2 {
                     let pkce = WebWalk.pkce()
-                    let state = "st ate/\(provider)?&=\(round)"
+                    let state = "st+ate /\(provider)?&=\(round)"
                     let landed = try await walk.signIn(provider, user: user, pkce: pkce, state: state)
                     #expect(landed.absoluteString.hasPrefix(SocialFixtures.appRedirect + "?"), "\(landed)")
                     let query = WebWalk.query(landed)
@@ -124,11 +124,16 @@ struct SocialWebFlowTests {
         }
     }
 
-    @Test("SO-6: web sign-in attacks are refused: a callback without the browser's cookie (403 page, never a redirect), a made-up or tampered state, a replayed callback, a replayed Gatehouse code, the app's wrong PKCE verifier, an unregistered or look-alike redirect_to (422 page, no redirect), a public client without PKCE; a cancel at the provider returns access_denied with the state; an unverified provider email matching an account returns identity_link_required")
+    @Test("SO-6: web sign-in attacks are refused: a callback without the browser's cookie (403 page, never a redirect), a made-up or tampered state, a replayed callback, a replayed Gatehouse code, the app's wrong PKCE verifier, an unregistered or look-alike redirect_to (422 page, no redirect), a public client without PKCE; a cancel at the provider returns access_denied with the state; the operator's wrong secret returns temporarily_unavailable; an unverified provider email matching an account returns identity_link_required")
     func webAttacks() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
-        let server = try await SocialFixtures.server(fake)
+        let bad: [String: Any] = [
+            "id": "github-bad", "type": "github", "client_ids": [SocialFixtures.githubApp.0], "client_secret": "not-the-secret",
+            "api_base": fake.base + "/github", "authorization_endpoint": fake.base + "/github/login/oauth/authorize",
+            "token_endpoint": fake.base + "/github/login/oauth/access_token",
+        ]
+        let server = try await SocialFixtures.server(fake, extra: [bad])
         try await server.withRouter { client in
             let walk = WebWalk(client: client, fake: fake)
             let pkce = WebWalk.pkce()
@@ -181,6 +186,13 @@ struct SocialWebFlowTests {
             let denied = try await walk.callback(try await walk.approve(cancelled, user: "octo", deny: true), cookie: cancelled.cookie)
             let deniedQuery = WebWalk.query(try #require(denied.headers[.location].flatMap(URL.init(string:))))
             #expect(deniedQuery["error"] == "access_denied" && deniedQuery["state"] == "s-cancel" && deniedQuery["code"] == nil)
+
+            // The operator's wrong secret at the provider is not the user's fault: unavailable, not a bad token.
+            let misconfigured = try await walk.start("github-bad", challenge: pkce.challenge, state: "s-bad")
+            let badBack = try await walk.approve(misconfigured, user: "octo")
+            let badLanded = try await walk.callback(badBack, cookie: misconfigured.cookie)
+            let badQuery = WebWalk.query(try #require(badLanded.headers[.location].flatMap(URL.init(string:))))
+            #expect(badQuery["error"] == "temporarily_unavailable" && badQuery["state"] == "s-bad", "\(badQuery)")
 
             // Facebook's address matches an account: never linked silently; the app is told to sign in first.
             let signup = try await client.json(.post, "/v1/signup", ["client_id": "social", "email": "ada@fb.example", "password": "correct horse battery"])
@@ -237,6 +249,7 @@ struct AppleWebFlowTests {
             #expect(posted.status == .seeOther, "\(posted.text)")
             let onward = try #require(posted.headers[.location])
             #expect(onward.hasPrefix("/v1/social/apple/callback?"))
+            #expect(!onward.contains("Grace") && !onward.contains("privaterelay"), "personal data stays out of the URL: \(onward)")
             let landed = try await walk.callback(URL(string: "http://127.0.0.1" + onward)!, cookie: started.cookie)
             let back = WebWalk.query(try #require(landed.headers[.location].flatMap(URL.init(string:))))
             #expect(back["state"] == "s-apple")

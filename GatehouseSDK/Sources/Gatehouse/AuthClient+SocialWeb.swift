@@ -49,6 +49,7 @@ extension AuthClient {
         // A redirect this client did not start (or a second use of one) is refused before anything else.
         // After a relaunch the state is gone with the memory; the PKCE verifier kept in the store still
         // binds the code to this app (RFC 9700 §2.1.1), so the sign-in can complete.
+        let started = socialState != nil
         if let expected = socialState {
             guard value("state") == expected else {
                 throw GatehouseError(code: .invalidRequest, status: nil, message: "This sign-in was not started here, or already finished.")
@@ -58,8 +59,12 @@ extension AuthClient {
         }
         socialState = nil
         if let error = value("error") {
-            pkceVerifier = nil
-            try? await configuration.store.savePendingVerifier(nil)
+            // Only an answer to this run's own state ends it: a forged error link after a relaunch
+            // must not throw away the verifier a real answer still needs.
+            if started {
+                pkceVerifier = nil
+                try? await configuration.store.savePendingVerifier(nil)
+            }
             throw GatehouseError(code: ErrorCode(rawValue: error), status: nil, message: "The sign-in did not complete (\(error)).")
         }
         guard let code = value("code") else {

@@ -14,7 +14,7 @@ struct ProviderAPI: Sendable {
 
     /// An access token a native SDK gave the app. Trusting a token before proving whose app it was
     /// issued to would let any other app at the provider sign its users in here (token substitution).
-    func verifyAccessToken(_ token: String, provider: SocialProvider) async throws -> FederatedClaims {
+    func verifyAccessToken(_ token: String, provider: SocialProvider, userinfoURL: String? = nil) async throws -> FederatedClaims {
         guard token.utf8.count <= 4096, !token.isEmpty else { throw IDTokenError.malformed }
         guard provider.acceptsNativeAccessTokens, let secret = provider.clientSecret else { throw IDTokenError.notProvable }
         switch provider.kind {
@@ -26,7 +26,7 @@ struct ProviderAPI: Sendable {
             return try await githubProfile(token, provider: provider)
         case .linkedin, .oidc, .oauth2:
             try await introspect(token, provider: provider, secret: secret)
-            return try await userinfo(token, provider: provider, url: provider.endpoints.userinfo)
+            return try await userinfo(token, provider: provider, url: userinfoURL ?? provider.endpoints.userinfo)
         case .apple, .google, .x:
             throw IDTokenError.notProvable
         }
@@ -138,8 +138,9 @@ struct ProviderAPI: Sendable {
 
     /// X's user id; `confirmed_email` only with the `users.email` scope, and then X confirmed it.
     private func xProfile(_ token: String, provider: SocialProvider) async throws -> FederatedClaims {
-        let object = try await getJSON(
-            try api(provider, "/2/users/me", query: [("user.fields", "confirmed_email")]), headers: [("Authorization", "Bearer " + token)])
+        // The field needs the users.email scope; asking for it without the scope is not X's contract.
+        let query = provider.scopes.contains("users.email") ? [("user.fields", "confirmed_email")] : []
+        let object = try await getJSON(try api(provider, "/2/users/me", query: query), headers: [("Authorization", "Bearer " + token)])
         guard let data = object["data"] as? [String: Any], let id = Self.string(data["id"]) else { throw ProviderCallError.malformed("no data.id") }
         let email = Self.string(data["confirmed_email"])
         return FederatedClaims(subject: id, email: email, emailVerified: email != nil, givenName: nil, familyName: nil,
@@ -190,10 +191,17 @@ struct ProviderAPI: Sendable {
         }
         if provider.kind == .github { headers.append(("User-Agent", "Gatehouse")) }
         let (status, body) = try await http.send(FederationRequest.form(tokenURL, fields, headers: headers))
-        // A refused code (replayed, expired, another redirect) is the caller's fault; 5xx is the provider's.
-        if (500..<600).contains(status) { throw ProviderCallError.status(status) }
         let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
-        guard status == 200, object["error"] == nil else { throw IDTokenError.codeRefused }
+        if status != 200 || object["error"] != nil {
+            // A refused code (replayed, expired, for another redirect) is the caller's; a refused client
+            // (wrong secret, a bad Apple client-secret JWT), throttling or an outage is the operator's
+            // or the provider's, and must not look like the user's fault.
+            let error = object["error"] as? String
+            if (status == 400 || status == 200), ["invalid_grant", "bad_verification_code", "invalid_request"].contains(error ?? "") {
+                throw IDTokenError.codeRefused
+            }
+            throw ProviderCallError.status(status)
+        }
         let tokens = Tokens(accessToken: Self.string(object["access_token"]), idToken: Self.string(object["id_token"]))
         guard tokens.accessToken != nil || tokens.idToken != nil else { throw ProviderCallError.malformed("no token") }
         return tokens

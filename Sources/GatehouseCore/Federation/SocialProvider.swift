@@ -126,6 +126,19 @@ public struct SocialProvider: Sendable, Hashable {
     }
 }
 
+extension SocialProvider: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Never the secret or the Apple key: a provider may end up in a log line or an error.
+    public var description: String {
+        "SocialProvider(\(id), \(kind.rawValue), clients: \(clientIDs), secret: \(clientSecret == nil ? "none" : "set"), apple key: \(appleKey == nil ? "none" : "set"))"
+    }
+    public var debugDescription: String { description }
+}
+
+extension SocialProvider.AppleSigningKey: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "AppleSigningKey(team: \(teamID), key: \(keyID))" }
+    public var debugDescription: String { description }
+}
+
 /// The configured providers, and the verifiers that check their tokens.
 public struct SocialFederation: Sendable {
     public let providers: [String: SocialProvider]

@@ -16,23 +16,30 @@ public struct AuthorizationCodes: Sendable {
         /// Whether the sign-in behind the code created the account (social web sign-in); the token
         /// response carries it.
         var isNew: Bool?
+        /// The credential the sign-in used, so its sessions end with it (an unlinked identity).
+        var credentialID: String?
+        /// The app asked to accept the client's terms; recorded when the app redeems the code, so a
+        /// crafted link that never reaches the app accepts nothing.
+        var acceptTerms: Bool?
     }
 
     func issue(userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String]) async throws
         -> String
     {
         try await services.persistence.transaction { stores in
-            try await issue(userID: userID, client: client, redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: nil, stores: stores)
+            try await issue(userID: userID, client: client, redirectURI: redirectURI, pkce: pkce, amr: amr, stores: stores)
         }
     }
 
     /// In the caller's transaction, with the sign-in that earned it.
     func issue(
-        userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool?, stores: any Stores
+        userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool? = nil,
+        credentialID: String? = nil, acceptTerms: Bool = false, stores: any Stores
     ) async throws -> String {
         let code = Secrets.token(prefix: "gh_ac_")
         let now = services.clock.now()
-        let grant = Grant(redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: isNew)
+        let grant = Grant(
+            redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: isNew, credentialID: credentialID, acceptTerms: acceptTerms ? true : nil)
         let data = String(decoding: try JSONEncoder().encode(grant), as: UTF8.self)
         try await stores.codes.insert(
             OneTimeCodeRecord(
@@ -76,7 +83,12 @@ public struct AuthorizationCodes: Sendable {
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
                 throw GatehouseError.invalidGrant("The account is not available.")
             }
-            return (try await issuer.start(user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores), user)
+            if grant.acceptTerms == true {
+                try await TermsAcceptance.record(userID: user.id, client: client, at: services.clock.now(), stores: stores)
+            }
+            let started = try await issuer.start(
+                user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores, credentialID: grant.credentialID)
+            return (started, user)
         }
         // The user comes with what the app must still ask for (terms, required fields), as on every
         // other sign-in's answer.

@@ -29,29 +29,40 @@ public struct IdentitiesFlow: Sendable {
         let config = try CredentialRecord.encodeConfig(FederatedIdentity(provider: provider.id, subject: claims.subject, email: email))
         let userID = principal.user.id
         let now = services.clock.now()
-        let (credential, created) = try await services.persistence.transaction { stores -> (CredentialRecord, Bool) in
+        let insert = { @Sendable () async throws -> (CredentialRecord, Bool) in try await services.persistence.transaction { stores -> (CredentialRecord, Bool) in
             if let existing = try await stores.credentials.find(type: .oidc, identifier: identifier) {
                 guard existing.userID == userID else { throw GatehouseError.identityInUse }
                 return (existing, false)
             }
             let credential = CredentialRecord(userID: userID, type: .oidc, identifiers: [identifier], config: config, createdAt: now)
-            do {
-                try await stores.credentials.insert(credential)
-            } catch StoreError.conflict {
-                throw GatehouseError.identityInUse
-            }
+            try await stores.credentials.insert(credential)
             try await stores.audit.append(event("identity.linked", userID: userID, client: client.id, provider: provider.id, meta: meta))
             return (credential, true)
+        } }
+        let credential: CredentialRecord
+        let created: Bool
+        do {
+            (credential, created) = try await insert()
+        } catch StoreError.conflict {
+            // Linked at the same moment by another request: the second look says by whom.
+            (credential, created) = try await insert()
         }
         guard let identity = Self.identity(credential) else { throw GatehouseError.internalFailure() }
         return (identity, created)
     }
 
-    /// Removes a link, unless nothing else (a password, another provider) would sign the user in.
+    /// Removes a link, unless nothing else (a password, another provider) would sign the user in, and
+    /// ends the sessions it started (a hijacked provider account is unlinked to get rid of them).
     public func unlink(_ principal: Principal, id: String, meta: RequestMeta) async throws {
         let userID = principal.user.id
         let clientID = principal.session.clientID
+        let now = services.clock.now()
         try await services.persistence.transaction { stores in
+            // Writing the user's row first makes concurrent unlinks of one user take turns (PostgreSQL
+            // reads committed rows per statement): the second then counts without the first's link.
+            guard var user = try await stores.users.find(id: userID) else { throw GatehouseError.notFound("No such identity.") }
+            user.updatedAt = now
+            try await stores.users.update(user)
             guard let credential = try await stores.credentials.find(id: id), credential.userID == userID, credential.type == .oidc else {
                 throw GatehouseError.notFound("No such identity.")
             }
@@ -59,6 +70,7 @@ public struct IdentitiesFlow: Sendable {
                 .filter { $0.id != credential.id && ($0.type == .oidc || $0.type == .password) }
             guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
             _ = try await stores.credentials.delete(id: credential.id)
+            _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .identityUnlinked)
             let provider = (try? credential.decodeConfig(FederatedIdentity.self))?.provider
             try await stores.audit.append(event("identity.unlinked", userID: userID, client: clientID, provider: provider, meta: meta))
         }

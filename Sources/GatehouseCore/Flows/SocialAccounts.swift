@@ -28,6 +28,9 @@ struct SocialAccounts: Sendable {
     ) async throws -> T {
         do {
             return try await check()
+        } catch IDTokenError.providerMisconfigured {
+            services.logger.warning("provider misconfigured", metadata: ["provider": "\(provider.id)"])
+            throw GatehouseError.providerUnavailable
         } catch let error as IDTokenError {
             services.logger.info(
                 "provider token refused", metadata: ["provider": "\(provider.id)", "reason": "\(error)", "client_id": "\(client.id)"])
@@ -51,6 +54,23 @@ struct SocialAccounts: Sendable {
     func signIn<T: Sendable>(
         claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
         acceptTerms: Bool = false, meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
+    ) async throws -> (user: UserRecord, isNew: Bool, result: T) {
+        do {
+            return try await attempt(
+                claims: claims, provider: provider, client: client, givenName: givenName, familyName: familyName, acceptTerms: acceptTerms,
+                meta: meta, finish: finish)
+        } catch StoreError.conflict {
+            // Two first sign-ins of one identity at once (an access token sent twice): the second
+            // attempt finds the identity the first made.
+            return try await attempt(
+                claims: claims, provider: provider, client: client, givenName: givenName, familyName: familyName, acceptTerms: acceptTerms,
+                meta: meta, finish: finish)
+        }
+    }
+
+    private func attempt<T: Sendable>(
+        claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
+        acceptTerms: Bool, meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
     ) async throws -> (user: UserRecord, isNew: Bool, result: T) {
         let now = services.clock.now()
         let identifier = provider.id + ":" + claims.subject

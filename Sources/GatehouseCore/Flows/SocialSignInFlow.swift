@@ -103,7 +103,11 @@ public struct SocialSignInFlow: Sendable {
                 return claims
             }
             guard let http = services.social.http else { throw IDTokenError.providerMisconfigured }
-            return try await ProviderAPI(http: http).verifyAccessToken(request.accessToken ?? "", provider: provider)
+            var userinfo = provider.endpoints.userinfo
+            if userinfo == nil, provider.kind == .oidc || provider.kind == .linkedin, let cache = services.social.verifier?.cache {
+                userinfo = try await cache.discovery(provider).userinfo_endpoint
+            }
+            return try await ProviderAPI(http: http).verifyAccessToken(request.accessToken ?? "", provider: provider, userinfoURL: userinfo)
         }
     }
 }

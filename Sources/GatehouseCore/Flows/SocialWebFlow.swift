@@ -22,7 +22,31 @@ public struct SocialWebFlow: Sendable {
         var provider: String
         /// The app asked to accept the client's current terms with this sign-in.
         var acceptTerms: Bool?
+        /// Sign in with Apple's first-sign-in name, from its `form_post` (kept here, not in a URL).
+        var givenName: String?
+        var familyName: String?
     }
+
+    /// Apple's answer arrives as a cross-site POST, without the flow's SameSite=Lax cookie. Its name
+    /// (personal data) is kept in the flow, so the hop to the GET callback carries only the code and
+    /// the state. An unknown state changes nothing: the callback refuses it.
+    public func rememberFormPost(providerID: String, state: String?, appleUser: String?) async throws {
+        guard let appleUser, let id = state.flatMap(UUID.init(uuidString:)) else { return }
+        let now = services.clock.now()
+        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .social, flow.isOpen(at: now),
+            flow.step == .started, var data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }),
+            data.provider == providerID
+        else { return }
+        let name = Self.appleName(appleUser)
+        data.givenName = name.given
+        data.familyName = name.family
+        let encoded = String(decoding: try JSONEncoder().encode(data), as: UTF8.self)
+        _ = try await services.persistence.transaction {
+            try await $0.flows.advance(id: id, from: .started, to: Self.providerAnswered, userID: nil, data: encoded, at: now)
+        }
+    }
+
+    static let providerAnswered = FlowStep(rawValue: "provider_answered")
 
     public struct Started: Sendable {
         /// Where to send the browser.
@@ -130,7 +154,10 @@ public struct SocialWebFlow: Sendable {
         }
         func back(_ items: [URLQueryItem]) throws -> URL {
             guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
-            components.queryItems = (components.queryItems ?? []) + items + (flow.state.map { [URLQueryItem(name: "state", value: $0)] } ?? [])
+            // Form-encoded by hand: URLComponents leaves `+` as it is, which a form decoder reads as a space.
+            let added = (items + (flow.state.map { [URLQueryItem(name: "state", value: $0)] } ?? []))
+                .map { FormEncoding.escape($0.name) + "=" + FormEncoding.escape($0.value ?? "") }
+            components.percentEncodedQuery = ([components.percentEncodedQuery].compactMap { $0 } + added).joined(separator: "&")
             guard let url = components.url else { throw GatehouseError.badRequest("Invalid redirect.") }
             return url
         }
@@ -145,8 +172,7 @@ public struct SocialWebFlow: Sendable {
             }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
             let grant = try await signIn(
-                flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect,
-                acceptTerms: data.acceptTerms == true)
+                flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect, data: data)
             return try back([URLQueryItem(name: "code", value: grant)])
         } catch let error as GatehouseError where error.category != .internalFailure {
             return try back([URLQueryItem(name: "error", value: error.code.rawValue)])
@@ -155,8 +181,9 @@ public struct SocialWebFlow: Sendable {
 
     private func signIn(
         flow: FlowRecord, code: String, provider: SocialProvider, client: ClientRecord, callback: Callback, redirect: String,
-        acceptTerms: Bool
+        data: FlowData
     ) async throws -> String {
+        let acceptTerms = data.acceptTerms == true
         let meta = callback.meta
         let accounts = SocialAccounts(services: services)
         let endpoints = try await endpoints(provider, client: client, meta: meta)
@@ -177,16 +204,16 @@ public struct SocialWebFlow: Sendable {
             guard let access = tokens.accessToken else { throw IDTokenError.malformed }
             return try await api.profile(accessToken: access, provider: provider, userinfoURL: endpoints.userinfo)
         }
-        let name = Self.appleName(callback.appleUser)
+        let name: (given: String?, family: String?) =
+            data.givenName != nil || data.familyName != nil ? (data.givenName, data.familyName) : Self.appleName(callback.appleUser)
         let codes = AuthorizationCodes(services: services)
         let pkce = flow.pkce
         return try await accounts.signIn(
-            claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, acceptTerms: acceptTerms,
-            meta: meta
-        ) { user, _, isNew, stores in
+            claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: meta
+        ) { user, credentialID, isNew, stores in
             try await codes.issue(
                 userID: user.id, client: client, redirectURI: redirect, pkce: pkce, amr: [AuthenticationMethod.federated], isNew: isNew,
-                stores: stores)
+                credentialID: credentialID, acceptTerms: acceptTerms, stores: stores)
         }.result
     }
 

@@ -54,6 +54,8 @@ public enum RevokeReason: String, Sendable {
     case clientDeleted = "client_deleted"
     /// The device authenticator the session was started with was deleted or used up its failures.
     case authenticatorRemoved = "authenticator_removed"
+    /// The provider identity the session was started with was unlinked.
+    case identityUnlinked = "identity_unlinked"
     /// An operator ended it (admin API or CLI: sign-out, disabling the account, one session).
     case adminRevoked = "admin_revoked"
 }

@@ -117,6 +117,14 @@ enum SocialProvidersFile {
                 settings.claimMap = map
             }
             settings.appleKey = try appleKey(entry, kind: kind)
+            if let web = entry.webClientId, !entry.clientIds.contains(web) {
+                throw SocialProvidersError("provider \(entry.id): web_client_id must be one of client_ids (the web flow's tokens name it)")
+            }
+            // Without an ID token's nonce, PKCE is what ties a provider's code to the browser that asked
+            // for it (RFC 9700 §2.1.1): a code stolen elsewhere could otherwise be replayed here.
+            if entry.pkce == false, [.facebook, .github, .x, .oauth2].contains(kind) {
+                throw SocialProvidersError("provider \(entry.id): pkce cannot be turned off for a provider without ID tokens")
+            }
             if (kind == .facebook || kind == .github || kind == .x), settings.clientSecret == nil {
                 throw SocialProvidersError("provider \(entry.id): \(kind.rawValue) needs client_secret or client_secret_env (its token checks and the web flow use it)")
             }

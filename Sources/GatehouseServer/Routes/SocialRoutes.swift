@@ -62,14 +62,15 @@ struct SocialRoutes: Sendable {
     }
 
     /// Sign in with Apple posts its answer cross-site (`form_post`), and a SameSite=Lax cookie does not
-    /// come with a cross-site POST: the same fields go on to the GET callback, a top-level navigation
-    /// that carries it.
+    /// come with a cross-site POST: the code and state go on to the GET callback, a top-level navigation
+    /// that carries it; Apple's `user` (the name) waits in the flow.
     @Sendable func formPostCallback(_ request: Request, context: AppRequestContext) async throws -> Response {
         let provider = try Self.provider(context)
         let fields = try await RequestDecoding.formFields(from: request)
+        try await web.rememberFormPost(providerID: provider, state: fields["state"], appleUser: fields["user"])
         var components = URLComponents()
         components.path = "/v1/social/\(provider)/callback"
-        components.queryItems = ["code", "state", "error", "user"].compactMap { name in fields[name].map { URLQueryItem(name: name, value: $0) } }
+        components.queryItems = ["code", "state", "error"].compactMap { name in fields[name].map { URLQueryItem(name: name, value: $0) } }
         guard let url = components.url else { throw GatehouseError.badRequest("Invalid callback.") }
         return PageResponses.redirect(to: url)
     }
