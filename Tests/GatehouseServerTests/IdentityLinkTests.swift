@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Linked provider identities")
 struct IdentityLinkTests {
-    @Test("SO-7: a signed-in user links a provider (ID token or access token), sees it in GET /v1/me and /v1/me/identities, links it again without change, cannot take another user's identity (identity_in_use), unlinks it unless it is the last way to sign in (last_sign_in_method), which ends the sessions it started; the linked identity signs in to the same account; bad input gets 4xx problems")
+    @Test("SO-7: a signed-in user links a provider (ID token or access token), sees it in GET /v1/me and /v1/me/identities, links it again without change, cannot take another user's identity (identity_in_use), needs a sign-in of the last 15 minutes (reauthentication_required), unlinks it unless it is the last way to sign in (last_sign_in_method), which ends the sessions it started; the linked identity signs in to the same account; bad input gets 4xx problems")
     func linkAndUnlink() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -106,13 +106,28 @@ struct IdentityLinkTests {
             #expect(events.filter { $0.type == "identity.linked" }.count == 3)
             #expect(events.filter { $0.type == "identity.unlinked" }.compactMap(\.method).sorted() == ["social:local", "social:local"])
 
+            // An old session cannot add a way in: sign in again first.
+            server.clock.advance(by: IdentitiesFlow.recentSignIn + 60)
+            // A fresh access token of the old session (refreshed), so only the sign-in's age is wrong.
+            let refreshed = try await refresh(client, other.refreshToken, clientID: "social")
+            let staleAccess = try #require(refreshed.string("access_token"), "\(refreshed.text)")
+            let stale = try await client.json(
+                .post, "/v1/me/identities", ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
+                bearer: staleAccess)
+            #expect(stale.status == .forbidden && stale.string("code") == "reauthentication_required", "\(stale.text)")
+            let fresh = try await logIn(client, email: "other@example.com", password: other.password, clientID: "social")
+            let relinked = try await client.json(
+                .post, "/v1/me/identities", ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
+                bearer: fresh.accessToken)
+            #expect(relinked.status == .conflict && relinked.string("code") == "identity_in_use", "past the recency check: \(relinked.text)")
+
             // Bad input: 4xx problems.
             #expect(try await client.json(.get, "/v1/me/identities").status == .unauthorized)
-            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "github"], bearer: owner.accessToken).status == .unprocessableContent)
-            #expect(try await client.json(.post, "/v1/me/identities", ["access_token": "x"], bearer: owner.accessToken).status == .unprocessableContent)
-            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "Not Valid!", "access_token": "x"], bearer: owner.accessToken).status == .forbidden)
-            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "nope", "access_token": "x"], bearer: owner.accessToken).status == .forbidden)
-            #expect(try await client.raw(.post, "/v1/me/identities", body: Array("{".utf8), contentType: "application/json", bearer: owner.accessToken).status == .badRequest)
+            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "github"], bearer: fresh.accessToken).status == .unprocessableContent)
+            #expect(try await client.json(.post, "/v1/me/identities", ["access_token": "x"], bearer: fresh.accessToken).status == .unprocessableContent)
+            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "Not Valid!", "access_token": "x"], bearer: fresh.accessToken).status == .forbidden)
+            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "nope", "access_token": "x"], bearer: fresh.accessToken).status == .forbidden)
+            #expect(try await client.raw(.post, "/v1/me/identities", body: Array("{".utf8), contentType: "application/json", bearer: fresh.accessToken).status == .badRequest)
         }
         await jwks.stop()
     }

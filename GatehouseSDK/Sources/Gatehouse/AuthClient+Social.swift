@@ -110,8 +110,9 @@ extension AuthClient {
     }
 
     /// Links the provider account `credential` proves to the signed-in user, so either signs in.
-    /// Throws `identity_in_use` when that provider account belongs to another user. Linking the same
-    /// account twice changes nothing.
+    /// Throws `identity_in_use` when that provider account belongs to another user, and
+    /// `reauthentication_required` when the session's sign-in is older than 15 minutes (sign in
+    /// again, then link). Linking the same account twice changes nothing.
     @discardableResult
     public func linkIdentity(_ credential: SocialCredential) async throws -> LinkedIdentity {
         let parts = credential.parts

@@ -72,6 +72,8 @@ extension ErrorCode {
     /// Unlinking would leave the account with no way to sign in: set a password or link another
     /// provider first.
     public static let lastSignInMethod: ErrorCode = "last_sign_in_method"
+    /// Adding a way to sign in (linking a provider) needs a recent sign-in: sign in again, then retry.
+    public static let reauthenticationRequired: ErrorCode = "reauthentication_required"
     /// The person cancelled at the provider, or the provider refused the request (web sign-in).
     public static let accessDenied: ErrorCode = "access_denied"
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
@@ -119,7 +121,7 @@ extension ErrorCode {
         .alreadyRegistered,
         .invalidCode, .codeExpired, .notEnabled,
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
-        .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .accessDenied,
+        .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .accessDenied,
         .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,

@@ -215,6 +215,10 @@ extension GatehouseError {
         .conflict, code: .identityInUse, title: "Identity in use",
         detail: "This provider account is linked to another account. Unlink it there first.")
 
+    public static let reauthenticationRequired = GatehouseError(
+        .forbidden, code: .reauthenticationRequired, title: "Sign in again",
+        detail: "Adding a way to sign in needs a recent sign-in. Sign in again, then retry.")
+
     public static let lastSignInMethod = GatehouseError(
         .conflict, code: .lastSignInMethod, title: "Last sign-in method",
         detail: "This is the account's only way to sign in. Set a password or link another provider first.")

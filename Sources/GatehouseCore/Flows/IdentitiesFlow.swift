@@ -8,6 +8,11 @@ public struct IdentitiesFlow: Sendable {
 
     public init(services: CoreServices) { self.services = services }
 
+    /// How recent the session's sign-in must be to add a way to sign in: a stolen access token of an
+    /// old session must not let its holder add their own provider account (as changing the password
+    /// needs the current one).
+    public static let recentSignIn: TimeInterval = 15 * 60
+
     public func list(userID: UUID) async throws -> [LinkedIdentity] {
         let credentials = try await services.persistence.read { try await $0.credentials.list(userID: userID, type: .oidc) }
         return credentials.compactMap(Self.identity)
@@ -17,6 +22,9 @@ public struct IdentitiesFlow: Sendable {
     /// one linked to another user is refused (`identity_in_use`): unlink it there first.
     public func link(_ principal: Principal, _ request: IdentityLinkRequest, meta: RequestMeta) async throws -> (LinkedIdentity, created: Bool) {
         guard SocialProvider.isValidID(request.provider) else { throw GatehouseError.providerNotEnabled }
+        guard services.clock.now().timeIntervalSince(principal.session.createdAt) <= Self.recentSignIn else {
+            throw GatehouseError.reauthenticationRequired
+        }
         let client = try await services.clients.resolve(principal.session.clientID)
         let provider = try SocialAccounts.provider(request.provider, for: client, services: services)
         let claims = try await SocialSignInFlow(services: services).verify(
