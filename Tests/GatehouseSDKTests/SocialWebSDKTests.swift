@@ -8,7 +8,7 @@ private typealias SDKError = Gatehouse.GatehouseError
 
 @Suite("SDK: provider access tokens, linked identities and the web sign-in")
 struct SocialWebSDKTests {
-    @Test("SDK-15: signIn(with: .github/.facebook) against a live server (isNew first only); linkIdentity, identities, unlinkIdentity (last_sign_in_method for the last); socialSignInURL + completeSocialSignIn through X's web flow (isNew, then handle(url:), then after a relaunch), a cancelled sign-in throws access_denied, a foreign state is refused")
+    @Test("SDK-15: signIn(with: .github/.facebook) against a live server (isNew first only); linkIdentity, identities, unlinkIdentity (last_sign_in_method for the last); socialSignInURL + completeSocialSignIn through X's web flow (isNew, then handle(url:), then after a relaunch), a sign-up's pending verifier survives it, a cancelled sign-in throws access_denied, a foreign state is refused")
     func socialCalls() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -60,10 +60,13 @@ struct SocialWebSDKTests {
             let xStore = InMemorySessionStore()
             let xClient = AuthClient(configuration: .init(
                 baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
+            // A verification mail's verifier is waiting in the store: the web sign-in keeps its own.
+            try await xStore.savePendingVerifier("sign-up-verifier-from-before")
             let start = try await xClient.socialSignInURL(provider: "x")
             #expect(start.path == "/v1/social/x/start")
             let web = try await xClient.completeSocialSignIn(from: try await browse(start))
             #expect(web.isNew && web.user.profile.name == "Xena")
+            #expect(try await xStore.loadPendingVerifier() == "sign-up-verifier-from-before", "the sign-up's verifier survives")
             #expect(xClient.currentUser?.id == web.user.id)
             #expect(try await xClient.identities().map(\.provider) == ["x"])
 

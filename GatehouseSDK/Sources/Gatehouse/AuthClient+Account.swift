@@ -31,7 +31,7 @@ extension AuthClient {
         if let redirect = configuration.redirectURL {
             let pkce = PKCE.make()
             pkceVerifier = pkce.verifier
-            try await configuration.store.savePendingVerifier(pkce.verifier)
+            try await updatePendingVerifiers { $0.signUp = pkce.verifier }
             body.redirectTo = redirect.absoluteString
             body.codeChallenge = pkce.challenge
             body.codeChallengeMethod = "S256"

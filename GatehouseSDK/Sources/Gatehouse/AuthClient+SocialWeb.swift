@@ -15,16 +15,16 @@ extension AuthClient {
     /// generic OAuth providers included): open it in a browser or web view. The provider's page
     /// returns to ``Configuration/redirectURL`` with a one-time code; pass that URL to
     /// ``completeSocialSignIn(from:persist:)`` (or ``handle(url:persist:)``). The PKCE verifier is kept
-    /// in memory and in the store, so a relaunch in between still completes.
+    /// in memory and in the store (apart from a sign-up's), so a relaunch in between still completes.
     public func socialSignInURL(provider: String) async throws -> URL {
         guard let redirect = configuration.redirectURL else {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL to a redirect URI registered for the client.")
         }
         let pkce = PKCE.make()
         let state = PKCE.make().verifier
-        pkceVerifier = pkce.verifier
+        socialVerifier = pkce.verifier
         socialState = state
-        try await configuration.store.savePendingVerifier(pkce.verifier)
+        try await updatePendingVerifiers { $0.social = pkce.verifier }
         var components = URLComponents(url: configuration.baseURL, resolvingAgainstBaseURL: false)
         let base = components?.path.hasSuffix("/") == true ? String(components!.path.dropLast()) : components?.path ?? ""
         components?.path = base + Self.socialPath(provider, "start")
@@ -54,7 +54,7 @@ extension AuthClient {
             guard value("state") == expected else {
                 throw GatehouseError(code: .invalidRequest, status: nil, message: "This sign-in was not started here, or already finished.")
             }
-        } else if pkceVerifier == nil, (try? await configuration.store.loadPendingVerifier()) == nil {
+        } else if socialVerifier == nil, await pendingVerifiers().social == nil {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "No sign-in was started here.")
         }
         socialState = nil
@@ -62,15 +62,15 @@ extension AuthClient {
             // Only an answer to this run's own state ends it: a forged error link after a relaunch
             // must not throw away the verifier a real answer still needs.
             if started {
-                pkceVerifier = nil
-                try? await configuration.store.savePendingVerifier(nil)
+                socialVerifier = nil
+                try? await updatePendingVerifiers { $0.social = nil }
             }
             throw GatehouseError(code: ErrorCode(rawValue: error), status: nil, message: "The sign-in did not complete (\(error)).")
         }
         guard let code = value("code") else {
             throw GatehouseError(code: GatehouseError.invalidResponse, status: nil, message: "The redirect carries no code.")
         }
-        let (user, tokens) = try await exchangeForTokens(code: code, persist: persist)
+        let (user, tokens) = try await exchangeForTokens(code: code, persist: persist, social: true)
         return SignInResult(user: user, isNew: tokens.isNew ?? false)
     }
 }

@@ -68,15 +68,22 @@ extension AuthClient {
     }
 
     /// The exchange, with the token response (its `is_new`).
-    func exchangeForTokens(code: String, persist: Bool) async throws -> (user: User, tokens: TokenResponse) {
+    func exchangeForTokens(code: String, persist: Bool, social: Bool = false) async throws -> (user: User, tokens: TokenResponse) {
         var fields = [("grant_type", "authorization_code"), ("code", code), ("client_id", configuration.clientID)]
         if let redirect = configuration.redirectURL { fields.append(("redirect_uri", redirect.absoluteString)) }
         // After a relaunch the verifier is only in the store.
-        let stored = try? await configuration.store.loadPendingVerifier()
-        if let verifier = pkceVerifier ?? stored { fields.append(("code_verifier", verifier)) }
+        let stored = await pendingVerifiers()
+        if let verifier = social ? socialVerifier ?? stored.social : pkceVerifier ?? stored.signUp {
+            fields.append(("code_verifier", verifier))
+        }
         let tokens: TokenResponse = try await http.send(http.form(http.request("POST", "/oauth/token"), fields))
-        pkceVerifier = nil
-        try? await configuration.store.savePendingVerifier(nil)
+        if social {
+            socialVerifier = nil
+            try? await updatePendingVerifiers { $0.social = nil }
+        } else {
+            pkceVerifier = nil
+            try? await updatePendingVerifiers { $0.signUp = nil }
+        }
         // The token endpoint returns the user (a server before it did not: then ask with the new token).
         let user: User
         if let given = tokens.user {

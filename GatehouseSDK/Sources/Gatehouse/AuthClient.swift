@@ -56,6 +56,8 @@ public actor AuthClient {
     var refreshTask: Task<StoredSession, any Error>?
     var restored = false
     var pkceVerifier: String?
+    /// The web sign-in's own verifier (``socialSignInURL(provider:)``), apart from the sign-up's.
+    var socialVerifier: String?
     /// The `state` of the web sign-in under way (``socialSignInURL(provider:)``), checked on return.
     var socialState: String?
     /// What the last ``sendCode(to:createUser:)`` asked for, per destination, for ``resendCode(to:createUser:)``.
