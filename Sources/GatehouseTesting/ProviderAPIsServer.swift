@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -113,11 +114,8 @@ public enum NoRedirectHTTP {
 
     /// A form POST (`application/x-www-form-urlencoded`).
     public static func form(_ url: URL, _ fields: [(String, String)], headers: [String: String] = [:]) async throws -> Answer {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let body = fields.map { "\($0.0.addingPercentEncoding(withAllowedCharacters: allowed)!)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }
-            .joined(separator: "&")
-        return try await send("POST", url, body: Data(body.utf8), headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 })
+        try await send(
+            "POST", url, body: Data(FormEncoding.encode(fields).utf8), headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 })
     }
 }
 

@@ -5,17 +5,19 @@ import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
 import HummingbirdTesting
+import Synchronization
 import Testing
 
 extension SocialFixtures {
     /// A server whose `social` client (public, with an app redirect) offers every fixture provider.
-    static func server(_ fake: ProviderAPIsServer, extra: [[String: Any]] = [], configure: @escaping (inout ServerConfiguration) -> Void = { _ in })
-        async throws -> TestServer
-    {
+    static func server(
+        _ fake: ProviderAPIsServer, extra: [[String: Any]] = [], logs: CapturedLogs? = nil,
+        configure: @escaping (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
         let all = providers(fake) + extra
         try JSONSerialization.data(withJSONObject: ["providers": all]).write(to: file)
-        let server = try await TestServer.startOpen(.sqlite) {
+        let server = try await TestServer.startOpen(.sqlite, logs: logs) {
             $0.socialFile = file.path
             configure(&$0)
         }
@@ -34,10 +36,13 @@ struct SocialAccessTokenTests {
     func accessTokens() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
-        let server = try await SocialFixtures.server(fake)
+        let logs = CapturedLogs()
+        let server = try await SocialFixtures.server(fake, logs: logs)
+        let sent = TokenLog()
         try await server.withRouter { client in
             func signIn(_ provider: String, _ token: String) async throws -> TestResponse {
-                try await client.json(.post, "/v1/social/\(provider)/token", ["client_id": "social", "access_token": token])
+                sent.add(token)
+                return try await client.json(.post, "/v1/social/\(provider)/token", ["client_id": "social", "access_token": token])
             }
             for (provider, fakeName, app, user) in [
                 ("facebook", "facebook", SocialFixtures.facebookApp.0, "ada"), ("github", "github", SocialFixtures.githubApp.0, "octo"),
@@ -108,6 +113,13 @@ struct SocialAccessTokenTests {
             let headers = check["headers"] as? [String: Any] ?? [:]
             #expect(headers["authorization"] as? String == "Basic " + Data("gh-app:gh-secret".utf8).base64EncodedString())
 
+            // Refusals are logged with their reason, never a token or the operator's secrets.
+            let logged = logs.all.joined(separator: "\n")
+            #expect(logged.contains("provider token refused"))
+            for secret in sent.all.filter({ $0.count > 8 }) + [SocialFixtures.facebookApp.1, SocialFixtures.githubApp.1, SocialFixtures.oauthApp.1] {
+                #expect(!logged.contains(secret), "a token or secret in the log")
+            }
+
             // The refusals are in the audit log with their reasons.
             let reasons = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 200))
                 .filter { $0.type == "sign_in.failed" }.compactMap(\.reason)
@@ -157,4 +169,11 @@ struct SocialProvidersFileTests {
         #expect(!"\(server.services.social.providers["github"]!)".contains("from-the-environment"), "a provider prints without its secret")
         await server.stop()
     }
+}
+
+/// The tokens a test sent, to look for in the log afterwards.
+final class TokenLog: Sendable {
+    private let tokens = Mutex<[String]>([])
+    func add(_ token: String) { tokens.withLock { $0.append(token) } }
+    var all: [String] { tokens.withLock { $0 } }
 }

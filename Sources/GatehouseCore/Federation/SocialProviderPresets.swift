@@ -86,12 +86,4 @@ extension SocialProvider {
             clientSecret: s.clientSecret, appleKey: s.appleKey, endpoints: endpoints.overridden(by: s.endpoints), scopes: s.scopes ?? scopes,
             pkce: s.pkce ?? pkce, formPost: kind == .apple, claimMap: s.claimMap)
     }
-
-    /// The ID-token-only form the first providers file used (and tests still use).
-    public static func preset(_ kind: Kind, id: String, clientIDs: [String], issuer: String?, jwksURI: String?) -> SocialProvider {
-        var settings = Settings(clientIDs: clientIDs)
-        settings.issuer = issuer
-        settings.jwksURI = jwksURI
-        return preset(kind, id: id, settings: settings)
-    }
 }

@@ -99,8 +99,15 @@ public struct AuthorizationCodes: Sendable {
 
     /// `redirect` with `code` added to its query, whatever the scheme (app schemes included).
     static func append(code: String, to redirect: String) throws -> URL {
+        try append([("code", code)], to: redirect)
+    }
+
+    /// `redirect` with `fields` added to its query, form-encoded by hand: URLComponents leaves `+` as
+    /// it is, which a form decoder reads as a space (an app's `state` must come back exactly).
+    static func append(_ fields: [(String, String)], to redirect: String) throws -> URL {
         guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
-        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "code", value: code)]
+        components.percentEncodedQuery = ([components.percentEncodedQuery].compactMap { $0 } + [FormEncoding.encode(fields)])
+            .joined(separator: "&")
         guard let url = components.url else { throw GatehouseError.badRequest("Invalid redirect.") }
         return url
     }

@@ -32,9 +32,7 @@ public struct IdentitiesFlow: Sendable {
                 providerID: provider.id, idToken: request.idToken, accessToken: request.accessToken, nonce: request.nonce,
                 clientID: client.id, meta: meta),
             provider: provider, client: client)
-        let identifier = provider.id + ":" + claims.subject
-        let email = claims.email.map(EmailAddress.normalize).flatMap { EmailAddress.isValid($0) ? $0 : nil }
-        let config = try CredentialRecord.encodeConfig(FederatedIdentity(provider: provider.id, subject: claims.subject, email: email))
+        let (identifier, _, config) = try FederatedIdentity.of(claims, provider: provider)
         let userID = principal.user.id
         let now = services.clock.now()
         let insert = { @Sendable () async throws -> (CredentialRecord, Bool) in try await services.persistence.transaction { stores -> (CredentialRecord, Bool) in

@@ -73,8 +73,7 @@ struct SocialAccounts: Sendable {
         acceptTerms: Bool, meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
     ) async throws -> (user: UserRecord, isNew: Bool, result: T) {
         let now = services.clock.now()
-        let identifier = provider.id + ":" + claims.subject
-        let email = claims.email.map(EmailAddress.normalize).flatMap { EmailAddress.isValid($0) ? $0 : nil }
+        let (identifier, email, config) = try FederatedIdentity.of(claims, provider: provider)
         let known = try await services.persistence.read { stores -> (CredentialRecord?, UserRecord?) in
             let credential = try await stores.credentials.find(type: .oidc, identifier: identifier)
             if let credential { return (credential, try await stores.users.find(id: credential.userID)) }
@@ -95,7 +94,6 @@ struct SocialAccounts: Sendable {
             HookEvent(point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, profile: isNew ? profile : nil, meta: meta))
         if let changed = changes.profile { profile.merge(changed) }
 
-        let config = try CredentialRecord.encodeConfig(FederatedIdentity(provider: provider.id, subject: claims.subject, email: email))
         let finalProfile = profile
         let (user, result, event) = try await services.persistence.transaction { stores -> (UserRecord, T, HookEvent) in
             var user: UserRecord
@@ -146,6 +144,14 @@ struct FederatedIdentity: Codable, Sendable {
     var subject: String
     /// The email the provider gave at linking time, for the user's list of identities.
     var email: String?
+
+    /// The credential's lookup key (`provider:subject`), the provider's address if it is one, and the
+    /// config to store: the same for a sign-in and a link.
+    static func of(_ claims: FederatedClaims, provider: SocialProvider) throws -> (identifier: String, email: String?, config: String) {
+        let email = claims.email.map(EmailAddress.normalize).flatMap { EmailAddress.isValid($0) ? $0 : nil }
+        let config = try CredentialRecord.encodeConfig(FederatedIdentity(provider: provider.id, subject: claims.subject, email: email))
+        return (provider.id + ":" + claims.subject, email, config)
+    }
 }
 
 extension Optional {

@@ -152,20 +152,14 @@ public struct SocialWebFlow: Sendable {
         guard try await services.persistence.transaction({ try await $0.flows.consume(id: flowID, at: now) }) != nil else {
             throw GatehouseError.flowExpired
         }
-        func back(_ items: [URLQueryItem]) throws -> URL {
-            guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
-            // Form-encoded by hand: URLComponents leaves `+` as it is, which a form decoder reads as a space.
-            let added = (items + (flow.state.map { [URLQueryItem(name: "state", value: $0)] } ?? []))
-                .map { FormEncoding.escape($0.name) + "=" + FormEncoding.escape($0.value ?? "") }
-            components.percentEncodedQuery = ([components.percentEncodedQuery].compactMap { $0 } + added).joined(separator: "&")
-            guard let url = components.url else { throw GatehouseError.badRequest("Invalid redirect.") }
-            return url
+        func back(_ items: [(String, String)]) throws -> URL {
+            try AuthorizationCodes.append(items + (flow.state.map { [("state", $0)] } ?? []), to: redirect)
         }
         let client = try await services.clients.resolve(flow.clientID)
         do {
             if let error = callback.error {
                 services.logger.info("provider refused the sign-in", metadata: ["provider": "\(providerID)", "error": "\(error.prefix(64))"])
-                return try back([URLQueryItem(name: "error", value: ErrorCode.accessDenied.rawValue)])
+                return try back([("error", ErrorCode.accessDenied.rawValue)])
             }
             guard let code = callback.code, !code.isEmpty, code.utf8.count <= 2048 else {
                 throw GatehouseError.badRequest("The provider sent no code.")
@@ -173,9 +167,9 @@ public struct SocialWebFlow: Sendable {
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
             let grant = try await signIn(
                 flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect, data: data)
-            return try back([URLQueryItem(name: "code", value: grant)])
+            return try back([("code", grant)])
         } catch let error as GatehouseError where error.category != .internalFailure {
-            return try back([URLQueryItem(name: "error", value: error.code.rawValue)])
+            return try back([("error", error.code.rawValue)])
         }
     }
 

@@ -10,7 +10,10 @@ struct HTTPFederationClient: FederationHTTP {
     func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
         guard let parsed = URL(string: request.url), let host = parsed.host,
             parsed.scheme == "https" || (parsed.scheme == "http" && Loopback.contains(host))
-        else { throw SocialProvidersError("refusing to call \(request.url): not https") }
+        else {
+            // Only scheme, host and path: a query may hold a token or the app secret (Facebook's debug_token).
+            throw SocialProvidersError("refusing to call \(request.url.split(separator: "?").first ?? ""): not https")
+        }
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
