@@ -19,7 +19,12 @@ struct HooksTests {
         secondNode: Bool = false, configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         var file: [String: Any] = ["allowed_claims": allowedClaims]
-        if let hook { file["hooks"] = [hook] }
+        if var hook {
+            // Tests about what a hook sees, not its timing, get the longest timeout: on two busy cores
+            // (Chromium and provider stand-ins run beside them) a 2 s call can miss. Timeout tests set theirs.
+            if hook["timeout_ms"] == nil { hook["timeout_ms"] = 10000 }
+            file["hooks"] = [hook]
+        }
         if let webhookURL { file["webhooks"] = [["url": webhookURL, "secrets": [secretA, secretB]]] }
         let path = try writeHooksFile(file)
         // A second node shares the first one's database, where the open client already is.
