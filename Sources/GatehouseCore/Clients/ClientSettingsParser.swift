@@ -6,6 +6,7 @@ public enum ClientSettingsParser {
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
         "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences", "metadata_schema", "social_providers",
+        "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -95,6 +96,30 @@ public enum ClientSettingsParser {
             let ids = list()
             guard ids.allSatisfy(SocialProvider.isValidID) else { throw bad(key, "a comma-separated list of provider ids such as apple,google") }
             s.socialProviders = ids
+        case "third_party": s.thirdParty = try toggle()
+        case "post_logout_redirect_uris":
+            let uris = list()
+            for uri in uris {
+                do { try ClientAdmin.validateRedirectURI(uri) } catch { throw bad(key, "a comma-separated list of exact redirect URIs: \(error)") }
+            }
+            s.postLogoutRedirectURIs = uris
+        case "logo_url":
+            if value.isEmpty {
+                s.logoURL = nil
+            } else {
+                guard value.count <= 2048, let u = URL(string: value), u.scheme == "https" || (u.scheme == "http" && Loopback.contains(u.host ?? "")),
+                    u.host?.isEmpty == false
+                else { throw bad(key, "an https URL") }
+                s.logoURL = value
+            }
+        case "brand_color":
+            // Inserted into the pages' CSS: nothing but a hex colour may pass.
+            if value.isEmpty {
+                s.brandColor = nil
+            } else {
+                guard value.count == 7, value.first == "#", value.dropFirst().allSatisfy(\.isHexDigit) else { throw bad(key, "a colour like #2754c5") }
+                s.brandColor = value.lowercased()
+            }
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

@@ -9,17 +9,21 @@ public struct AccountFlow: Sendable {
 
     /// Merges the given fields into the profile; fields left out keep their value.
     public func updateProfile(_ principal: Principal, _ update: Profile, meta: RequestMeta) async throws -> User {
+        try await updateProfile(userID: principal.user.id, clientID: principal.session.clientID, update, meta: meta)
+    }
+
+    /// The same rules for the hosted required-fields page, where a browser session stands for the user.
+    public func updateProfile(userID: UUID, clientID: String, _ update: Profile, meta: RequestMeta) async throws -> User {
         let now = services.clock.now()
         var result = ValidationResult()
         ProfileValidator().validate(update, now: now, into: &result)
         if update.metadata != nil {
             // The update replaces the metadata whole: what it sends is what the schema sees.
-            MetadataSchema.check(update.metadata, client: try await services.clients.resolve(principal.session.clientID), into: &result)
+            MetadataSchema.check(update.metadata, client: try await services.clients.resolve(clientID), into: &result)
         }
         guard result.isValid else { throw GatehouseError.validation(result) }
-        let userID = principal.user.id
         let event = HookEvent(
-            point: .profileUpdate, clientID: principal.session.clientID, userID: userID, profile: update, meta: meta)
+            point: .profileUpdate, clientID: clientID, userID: userID, profile: update, meta: meta)
         let changes = try await services.hooks.before(event)
         var merged = update
         if let changed = changes.profile {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatehouseAPI
 
@@ -21,6 +22,26 @@ public struct AuthorizationCodes: Sendable {
         /// The app asked to accept the client's terms; recorded when the app redeems the code, so a
         /// crafted link that never reaches the app accepts nothing.
         var acceptTerms: Bool?
+        /// What the hosted sign-in (`/oauth/authorize`) adds.
+        var hosted: HostedGrant?
+    }
+
+    /// What an authorization request through the hosted pages decided: the scopes, its nonce, and the
+    /// browser session behind the sign-in (its `auth_time`, whether the user authenticated now).
+    public struct HostedGrant: Codable, Sendable {
+        public var scopes: [String]
+        public var nonce: String?
+        public var authTime: Date
+        public var acr: String
+        public var browserSessionID: UUID
+
+        public init(scopes: [String], nonce: String?, authTime: Date, acr: String, browserSessionID: UUID) {
+            self.scopes = scopes
+            self.nonce = nonce
+            self.authTime = authTime
+            self.acr = acr
+            self.browserSessionID = browserSessionID
+        }
     }
 
     func issue(userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String]) async throws
@@ -34,12 +55,13 @@ public struct AuthorizationCodes: Sendable {
     /// In the caller's transaction, with the sign-in that earned it.
     func issue(
         userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool? = nil,
-        credentialID: String? = nil, acceptTerms: Bool = false, stores: any Stores
+        credentialID: String? = nil, acceptTerms: Bool = false, hosted: HostedGrant? = nil, stores: any Stores
     ) async throws -> String {
         let code = Secrets.token(prefix: "gh_ac_")
         let now = services.clock.now()
         let grant = Grant(
-            redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: isNew, credentialID: credentialID, acceptTerms: acceptTerms ? true : nil)
+            redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: isNew, credentialID: credentialID, acceptTerms: acceptTerms ? true : nil,
+            hosted: hosted)
         let data = String(decoding: try JSONEncoder().encode(grant), as: UTF8.self)
         try await stores.codes.insert(
             OneTimeCodeRecord(
@@ -60,6 +82,7 @@ public struct AuthorizationCodes: Sendable {
         do {
             record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode)
         } catch is GatehouseError {
+            try await endSessionOfReplayedCode(code, client: client)
             throw GatehouseError.invalidGrant("The authorization code is not valid.")
         }
         guard record.clientID == client.id, let userID = record.userID,
@@ -78,7 +101,7 @@ public struct AuthorizationCodes: Sendable {
             throw GatehouseError.invalidGrant("PKCE is required for public clients.")
         }
         let issuer = services.issuer
-        let scopes = SessionIssuer.grant(requested: nil, client: client)
+        let scopes = grant.hosted?.scopes ?? SessionIssuer.grant(requested: nil, client: client)
         let (started, user) = try await services.persistence.transaction { stores -> (SessionIssuer.Started, UserRecord) in
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
                 throw GatehouseError.invalidGrant("The account is not available.")
@@ -87,14 +110,42 @@ public struct AuthorizationCodes: Sendable {
                 try await TermsAcceptance.record(userID: user.id, client: client, at: services.clock.now(), stores: stores)
             }
             let started = try await issuer.start(
-                user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores, credentialID: grant.credentialID)
+                user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores, credentialID: grant.credentialID,
+                id: Self.sessionID(of: code), browserSessionID: grant.hosted?.browserSessionID, authTime: grant.hosted?.authTime)
             return (started, user)
         }
         // The user comes with what the app must still ask for (terms, required fields), as on every
         // other sign-in's answer.
         return try await issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: grant.isNew,
-            resources: resources)
+            nonce: grant.hosted?.nonce, resources: resources, acr: grant.hosted?.acr)
+    }
+
+    /// The session a code starts has an id derived from the code, so a second use of the code finds it
+    /// and ends it: whoever replays a code may have seen the tokens the first use got (RFC 6749 §4.1.2).
+    static func sessionID(of code: String) -> UUID {
+        var bytes = Array(SHA256.hash(data: Data(("gatehouse.code-session:" + code).utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: custom
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
+        return UUID(uuid: (
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    /// A used code of this client presented again: its session ends (no-op for a code never issued).
+    private func endSessionOfReplayedCode(_ code: String, client: ClientRecord) async throws {
+        guard code.utf8.count <= 256 else { return }
+        let hash = Secrets.sha256Hex(code)
+        let now = services.clock.now()
+        let ended = try await services.persistence.transaction { stores -> Bool in
+            guard let record = try await stores.codes.find(tokenHash: hash), record.purpose == .authorizationCode,
+                record.consumedAt != nil, record.clientID == client.id
+            else { return false }
+            return try await stores.sessions.revoke(id: Self.sessionID(of: code), at: now, reason: .codeReplayed)
+        }
+        if ended {
+            services.logger.warning("authorization code replayed: its session was ended", metadata: ["client_id": .string(client.id)])
+        }
     }
 
     /// `redirect` with `code` added to its query, whatever the scheme (app schemes included).
@@ -104,7 +155,7 @@ public struct AuthorizationCodes: Sendable {
 
     /// `redirect` with `fields` added to its query, form-encoded by hand: URLComponents leaves `+` as
     /// it is, which a form decoder reads as a space (an app's `state` must come back exactly).
-    static func append(_ fields: [(String, String)], to redirect: String) throws -> URL {
+    public static func append(_ fields: [(String, String)], to redirect: String) throws -> URL {
         guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
         components.percentEncodedQuery = ([components.percentEncodedQuery].compactMap { $0 } + [FormEncoding.encode(fields)])
             .joined(separator: "&")

@@ -14,15 +14,19 @@ public struct SignupFlow: Sendable {
     public enum Outcome: Sendable {
         case signedIn(TokenResponse)
         case verificationRequired(User)
+        /// The hosted sign-up page's: the account exists, and the browser (not an app) signs in.
+        case created(UserRecord)
     }
 
     /// What the transaction did; the token response is made after the commit.
     private enum Step: Sendable {
         case pending(User)
         case started(SessionIssuer.Started)
+        case created
     }
 
-    public func signup(_ request: SignupRequest, meta: RequestMeta) async throws -> Outcome {
+    /// `startSession: false` when a browser, not an app, is signing up (the hosted page).
+    public func signup(_ request: SignupRequest, meta: RequestMeta, startSession: Bool = true) async throws -> Outcome {
         let client = try await services.clients.resolve(request.clientId)
         let now = services.clock.now()
         var result = ValidationResult()
@@ -68,6 +72,7 @@ public struct SignupFlow: Sendable {
                         stores: stores)
                     return .pending(user.wire)
                 }
+                if !startSession { return .created }
                 let scopes = SessionIssuer.grant(requested: nil, client: client)
                 return .started(
                     try await issuer.start(
@@ -81,6 +86,8 @@ public struct SignupFlow: Sendable {
         case .pending(let pending):
             try await startResendCooldown(email: email, client: client)
             return .verificationRequired(pending)
+        case .created:
+            return .created(user)
         case .started(let started):
             // After the commit, so the response sees what the transaction wrote (terms accepted).
             return .signedIn(

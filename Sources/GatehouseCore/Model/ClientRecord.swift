@@ -80,6 +80,14 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// The operator's social providers (by id) this client offers (`GET /v1/client`); a provider
     /// token for any other is refused.
     public var socialProviders: [String] = []
+    /// A client the operator does not vouch for: the hosted sign-in asks the user's consent to the
+    /// scopes it wants, once per user and client (revocable from `/v1/me/consents`).
+    public var thirdParty: Toggle = .off
+    /// Where RP-initiated logout may send the browser afterwards, matched exactly.
+    public var postLogoutRedirectURIs: [String] = []
+    /// Branding of the hosted pages: an https (or loopback http) logo, and a `#rrggbb` accent colour.
+    public var logoURL: String?
+    public var brandColor: String?
 
     public init() {}
 
@@ -102,6 +110,10 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case audiences
         case metadataSchema = "metadata_schema"
         case socialProviders = "social_providers"
+        case thirdParty = "third_party"
+        case postLogoutRedirectURIs = "post_logout_redirect_uris"
+        case logoURL = "logo_url"
+        case brandColor = "brand_color"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -126,6 +138,10 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         audiences = try c.decodeIfPresent([String].self, forKey: .audiences) ?? []
         metadataSchema = try c.decodeIfPresent(JSONValue.self, forKey: .metadataSchema)
         socialProviders = try c.decodeIfPresent([String].self, forKey: .socialProviders) ?? []
+        thirdParty = try c.decodeIfPresent(Toggle.self, forKey: .thirdParty) ?? .off
+        postLogoutRedirectURIs = try c.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []
+        logoURL = try c.decodeIfPresent(String.self, forKey: .logoURL)
+        brandColor = try c.decodeIfPresent(String.self, forKey: .brandColor)
     }
 
     private struct DefaultValues {

@@ -18,11 +18,16 @@ public struct SessionRecord: Sendable, Hashable {
     public var revokeReason: String?
     /// The credential the session was started with; deleting a device authenticator ends its sessions.
     public var credentialID: String?
+    /// The browser session (hosted sign-in) that signed this session in; RP-initiated logout ends both.
+    public var browserSessionID: UUID?
+    /// When the user last actively authenticated, when that was before the session began (single
+    /// sign-on); `createdAt` otherwise. The ID token's `auth_time`.
+    public var authTime: Date?
 
     public init(
         id: UUID = UUID(), userID: UUID, clientID: String, amr: [String], scopes: [String], userAgent: String?,
         ipAddress: String?, createdAt: Date, lastUsedAt: Date? = nil, expiresAt: Date, revokedAt: Date? = nil,
-        revokeReason: String? = nil, credentialID: String? = nil
+        revokeReason: String? = nil, credentialID: String? = nil, browserSessionID: UUID? = nil, authTime: Date? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -37,6 +42,8 @@ public struct SessionRecord: Sendable, Hashable {
         self.revokedAt = revokedAt
         self.revokeReason = revokeReason
         self.credentialID = credentialID
+        self.browserSessionID = browserSessionID
+        self.authTime = authTime
     }
 
     public func isLive(at now: Date) -> Bool { revokedAt == nil && expiresAt > now }
@@ -58,6 +65,12 @@ public enum RevokeReason: String, Sendable {
     case identityUnlinked = "identity_unlinked"
     /// An operator ended it (admin API or CLI: sign-out, disabling the account, one session).
     case adminRevoked = "admin_revoked"
+    /// The browser session that signed it in ended (RP-initiated logout).
+    case browserLogout = "browser_logout"
+    /// An authorization code was presented a second time: the session it started is ended (RFC 6749 §4.1.2).
+    case codeReplayed = "code_replayed"
+    /// The user withdrew the client's consent.
+    case consentRevoked = "consent_revoked"
 }
 
 /// One link of a session's refresh-token chain, stored by hash only.

@@ -12,6 +12,10 @@ public protocol SessionStore: Sendable {
     func revokeAll(clientID: String, at: Date, reason: RevokeReason) async throws -> Int
     /// Revokes every live session started with one credential; returns how many.
     func revokeAll(credentialID: String, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session a browser session signed in; returns how many.
+    func revokeAll(browserSessionID: UUID, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session of one user with one client; returns how many.
+    func revokeAll(userID: UUID, clientID: String, at: Date, reason: RevokeReason) async throws -> Int
     /// Revokes every live session of a user except `except`; returns how many.
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int
 }
@@ -34,8 +38,20 @@ public protocol BrowserSessionStore: Sendable {
     func insert(_ session: BrowserSessionRecord) async throws
     func find(tokenHash: String) async throws -> BrowserSessionRecord?
     func touch(id: UUID, at: Date) async throws
+    /// The user proved who they are again in this browser (`max_age`, `prompt=login`); false when it ended.
+    func reauthenticated(id: UUID, amr: [String], at: Date) async throws -> Bool
     /// Ends one live browser session; returns whether it was live.
     func revoke(id: UUID, at: Date) async throws -> Bool
     /// Ends every live browser session of a user; returns how many.
     func revokeAll(userID: UUID, at: Date) async throws -> Int
+}
+
+/// What a user let a third-party client see (hosted sign-in's consent page), until they take it back.
+public protocol ConsentStore: Sendable {
+    func find(userID: UUID, clientID: String) async throws -> ConsentRecord?
+    func upsert(_ consent: ConsentRecord) async throws
+    /// Newest first.
+    func list(userID: UUID) async throws -> [ConsentRecord]
+    /// Returns whether there was one.
+    func delete(userID: UUID, clientID: String) async throws -> Bool
 }

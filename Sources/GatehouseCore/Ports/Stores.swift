@@ -15,6 +15,7 @@ public protocol Stores: Sendable {
     var agreements: any AgreementStore { get }
     var flows: any FlowStore { get }
     var browserSessions: any BrowserSessionStore { get }
+    var consents: any ConsentStore { get }
     var housekeeping: any HousekeepingStore { get }
     var audit: any AuditStore { get }
     var console: any ConsoleSessionStore { get }

@@ -33,6 +33,31 @@ public struct FlowRunner: Sendable {
     public func signIn<S: CredentialStrategy>(with strategy: S, submission: S.Submission, request: SignInRequest)
         async throws -> TokenResponse
     {
+        let issuer = services.issuer
+        let meta = request.meta
+        let signedIn = try await signIn(with: strategy, submission: submission, request: request) { user, credential, amr, client, stores in
+            try await issuer.start(
+                user: user, client: client, amr: amr, scopes: SessionIssuer.grant(requested: request.scope, client: client), meta: meta,
+                stores: stores, credentialID: credential.id)
+        }
+        return try await issuer.response(
+            session: signedIn.started.session, refreshToken: signedIn.started.refreshToken, client: signedIn.client,
+            user: signedIn.user, isNew: false, nonce: request.nonce)
+    }
+
+    /// What a sign-in started, for whom (as the answer should show them), through which client.
+    public struct SignedIn<Started: Sendable>: Sendable {
+        public var started: Started
+        public var user: UserRecord
+        public var client: ClientRecord
+    }
+
+    /// The sign-in of ``signIn(with:submission:request:)`` with what it starts left to the caller:
+    /// `start` runs in the transaction that records the sign-in (an app session, or a browser's).
+    public func signIn<S: CredentialStrategy, Started: Sendable>(
+        with strategy: S, submission: S.Submission, request: SignInRequest,
+        start: @escaping @Sendable (UserRecord, CredentialRecord, [String], ClientRecord, any Stores) async throws -> Started
+    ) async throws -> SignedIn<Started> {
         let client = try await services.clients.resolve(request.clientID)
         if let nonce = request.nonce, nonce.count > 256 {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
@@ -104,8 +129,7 @@ public struct FlowRunner: Sendable {
             throw error
         }
 
-        let scopes = SessionIssuer.grant(requested: request.scope, client: client)
-        let issuer = services.issuer
+        let amr = strategy.amr(for: credential)
         let signedIn = HookEvent(
             point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, userID: user.id, meta: meta)
         let started = try await services.persistence.transaction { stores in
@@ -129,17 +153,13 @@ public struct FlowRunner: Sendable {
                 try await stores.users.update(current)
             }
             try await services.recordEvent(signedIn, stores: stores)
-            return try await issuer.start(
-                user: user, client: client, amr: strategy.amr(for: credential), scopes: scopes, meta: meta, stores: stores,
-                credentialID: credential.id)
+            return try await start(user, credential, amr, client, stores)
         }
         await services.hooks.after(signedIn)
         var shown = user
         shown.lastLoginAt = now
         if let metadata = changes.appMetadata { shown.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 } }
-        return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: shown, isNew: false,
-            nonce: request.nonce)
+        return SignedIn(started: started, user: shown, client: client)
     }
 
     /// Counts the attempt before it is checked: the count it gets is its place in line, so however many

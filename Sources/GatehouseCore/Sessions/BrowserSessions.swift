@@ -54,13 +54,37 @@ public struct BrowserSessions: Sendable {
         }
     }
 
-    /// Ends the browser session behind `cookieValue`; returns whether one was live.
-    public func end(cookieValue: String) async throws -> Bool {
+    /// A user signed in on the hosted page of a browser that may already have a session: the same
+    /// user's session is renewed in place (so the app sessions it signed in stay tied to it), another
+    /// user's is ended and a new one begins. `cookieValue` is nil when the browser keeps its cookie.
+    public func signedIn(user: UserRecord, amr: [String], current: BrowserSessionRecord?, meta: RequestMeta, stores: any Stores)
+        async throws -> (session: BrowserSessionRecord, cookieValue: String?)
+    {
+        let now = clock.now()
+        if let current, current.userID == user.id, try await stores.browserSessions.reauthenticated(id: current.id, amr: amr, at: now) {
+            var renewed = current
+            renewed.amr = amr
+            renewed.authTime = now
+            return (renewed, nil)
+        }
+        if let current { _ = try await stores.browserSessions.revoke(id: current.id, at: now) }
+        let started = try await start(user: user, amr: amr, meta: meta, stores: stores)
+        return (started.session, started.cookieValue)
+    }
+
+    /// Ends the browser session behind `cookieValue` and every app session it signed in (RP-initiated
+    /// logout); returns the session when one was live.
+    @discardableResult
+    public func end(cookieValue: String) async throws -> BrowserSessionRecord? {
+        guard cookieValue.hasPrefix("gh_bs_"), cookieValue.utf8.count <= 128 else { return nil }
         let hash = Secrets.sha256Hex(cookieValue)
         let now = clock.now()
         return try await persistence.transaction { stores in
-            guard let session = try await stores.browserSessions.find(tokenHash: hash) else { return false }
-            return try await stores.browserSessions.revoke(id: session.id, at: now)
+            guard let session = try await stores.browserSessions.find(tokenHash: hash),
+                try await stores.browserSessions.revoke(id: session.id, at: now)
+            else { return nil }
+            _ = try await stores.sessions.revokeAll(browserSessionID: session.id, at: now, reason: .browserLogout)
+            return session
         }
     }
 }

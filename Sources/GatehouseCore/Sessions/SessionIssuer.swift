@@ -23,15 +23,17 @@ public struct SessionIssuer: Sendable {
     }
 
     /// Writes a session and its first refresh token; call inside the flow's transaction.
+    /// `id`: a session id derived from the authorization code that starts it, so a replayed code can
+    /// end it (RFC 6749 §4.1.2); `browserSessionID` and `authTime` for a hosted sign-in.
     public func start(
         user: UserRecord, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores,
-        credentialID: String? = nil
+        credentialID: String? = nil, id: UUID = UUID(), browserSessionID: UUID? = nil, authTime: Date? = nil
     ) async throws -> Started {
         let now = clock.now()
         let session = SessionRecord(
-            userID: user.id, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
+            id: id, userID: user.id, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
             ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime),
-            credentialID: credentialID)
+            credentialID: credentialID, browserSessionID: browserSessionID, authTime: authTime)
         try await stores.sessions.insert(session)
         let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
         try await stores.refreshTokens.insert(
@@ -64,7 +66,7 @@ public struct SessionIssuer: Sendable {
     /// The token response for a session (access token signed now).
     public func response(
         session: SessionRecord, refreshToken: String?, client: ClientRecord, user: UserRecord?, isNew: Bool?,
-        nonce: String? = nil, resources: [String]? = nil
+        nonce: String? = nil, resources: [String]? = nil, acr: String? = nil
     ) async throws -> TokenResponse {
         let ttl = accessTTL(client)
         let scope = session.scopes.joined(separator: " ")
@@ -84,8 +86,8 @@ public struct SessionIssuer: Sendable {
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(
                 subject: session.userID.uuidString.lowercased(), clientID: client.id,
-                sessionID: session.id.uuidString.lowercased(), authTime: session.createdAt, nonce: nonce,
-                amr: session.amr, email: user?.email, emailVerified: user?.emailVerified, ttl: ttl)
+                sessionID: session.id.uuidString.lowercased(), authTime: session.authTime ?? session.createdAt, nonce: nonce,
+                amr: session.amr, acr: acr, accessToken: access, user: UserClaims(user: user, scopes: session.scopes), ttl: ttl)
         }
         var shown: User?
         if let user { shown = try await annotated(user, client: client) }

@@ -96,7 +96,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     }
 }
 
-/// OIDC ID-token claims.
+/// OIDC ID-token claims: the standard ones, and the user's claims the scopes release, at the top level.
 public struct IDTokenClaims: JWTPayload, Equatable {
     public var iss: String
     public var sub: String
@@ -107,12 +107,15 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     public var nonce: String?
     public var amr: [String]
     public var sid: String
-    public var email: String?
-    public var emailVerified: Bool?
+    /// `1` when the user authenticated for this sign-in, `0` when a browser session's cookie stood in
+    /// for it (OIDC Core §2: a long-lived browser cookie is level 0).
+    public var acr: String?
+    public var atHash: String?
+    public var user: UserClaims
 
     public init(
         iss: String, sub: String, aud: String, exp: Int, iat: Int, authTime: Int, nonce: String?, amr: [String],
-        sid: String, email: String?, emailVerified: Bool?
+        sid: String, acr: String? = nil, atHash: String? = nil, user: UserClaims = UserClaims()
     ) {
         self.iss = iss
         self.sub = sub
@@ -123,15 +126,49 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         self.nonce = nonce
         self.amr = amr
         self.sid = sid
-        self.email = email
-        self.emailVerified = emailVerified
+        self.acr = acr
+        self.atHash = atHash
+        self.user = user
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     private enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, nonce, amr, sid, email
+        case iss, sub, aud, exp, iat, nonce, amr, sid, acr
         case authTime = "auth_time"
-        case emailVerified = "email_verified"
+        case atHash = "at_hash"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        iss = try c.decode(String.self, forKey: .iss)
+        sub = try c.decode(String.self, forKey: .sub)
+        aud = try c.decode(String.self, forKey: .aud)
+        exp = try c.decode(Int.self, forKey: .exp)
+        iat = try c.decode(Int.self, forKey: .iat)
+        authTime = try c.decode(Int.self, forKey: .authTime)
+        nonce = try c.decodeIfPresent(String.self, forKey: .nonce)
+        amr = try c.decode([String].self, forKey: .amr)
+        sid = try c.decode(String.self, forKey: .sid)
+        acr = try c.decodeIfPresent(String.self, forKey: .acr)
+        atHash = try c.decodeIfPresent(String.self, forKey: .atHash)
+        user = try UserClaims(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(iss, forKey: .iss)
+        try c.encode(sub, forKey: .sub)
+        try c.encode(aud, forKey: .aud)
+        try c.encode(exp, forKey: .exp)
+        try c.encode(iat, forKey: .iat)
+        try c.encode(authTime, forKey: .authTime)
+        try c.encodeIfPresent(nonce, forKey: .nonce)
+        try c.encode(amr, forKey: .amr)
+        try c.encode(sid, forKey: .sid)
+        try c.encodeIfPresent(acr, forKey: .acr)
+        try c.encodeIfPresent(atHash, forKey: .atHash)
+        // The same encoder: the user's claims sit beside the standard ones, as OIDC wants them.
+        try user.encode(to: encoder)
     }
 }

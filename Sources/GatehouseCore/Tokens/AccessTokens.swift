@@ -33,13 +33,13 @@ public struct AccessTokens: Sendable {
 
     public func issueIDToken(
         subject: String, clientID: String, sessionID: String, authTime: Date, nonce: String?, amr: [String],
-        email: String?, emailVerified: Bool?, ttl: Int
+        acr: String? = nil, accessToken: String? = nil, user: UserClaims, ttl: Int
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         let claims = IDTokenClaims(
             iss: issuer, sub: subject, aud: clientID, exp: now + ttl, iat: now,
-            authTime: Int(authTime.timeIntervalSince1970), nonce: nonce, amr: amr, sid: sessionID, email: email,
-            emailVerified: emailVerified)
+            authTime: Int(authTime.timeIntervalSince1970), nonce: nonce, amr: amr, sid: sessionID, acr: acr,
+            atHash: accessToken.map(UserClaims.halfHash), user: user)
         return try sign(claims, typ: "JWT")
     }
 
@@ -107,6 +107,21 @@ public struct AccessTokens: Sendable {
             let claims = try? JSONDecoder().decode(AccessTokenClaims.self, from: Data(payload))
         else { throw GatehouseError.unauthorized("The access token is not valid.") }
         return (kid, claims)
+    }
+
+    /// An `id_token_hint` (RP-initiated logout): an ID token this server signed, with a key it still
+    /// publishes, expired or not (a hint names a past sign-in); nil for anything else.
+    public func verifyIDTokenHint(_ token: String) async -> IDTokenClaims? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard token.utf8.count <= 8192, parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
+            let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
+            header.alg == SigningKeys.algorithm, header.typ == "JWT", let kid = header.kid,
+            let verifier = try? await keys.verifier(kid: kid),
+            let signature = Base64URL.decode(String(parts[2])), let payload = Base64URL.decode(String(parts[1])),
+            (try? verifier.verify(signature, signs: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))) == true,
+            let claims = try? JSONDecoder().decode(IDTokenClaims.self, from: Data(payload)), claims.iss == issuer
+        else { return nil }
+        return claims
     }
 
     struct Header: Decodable {

@@ -8,6 +8,8 @@ public struct TemplateCatalog: MessageRenderer {
     public static let fallbackLanguage = "en"
     let templates: [String: MustacheTemplate]
     let strings: [String: [String: String]]
+    /// The strings again, each a text template (HTML-escaped once, by the page that shows it).
+    let textStrings: [String: [String: MustacheTemplate]]
     public let languages: [String]
 
     public init(overrideDirectory: String? = nil) throws {
@@ -34,6 +36,13 @@ public struct TemplateCatalog: MessageRenderer {
         }
         self.templates = templates
         self.strings = strings
+        var textStrings: [String: [String: MustacheTemplate]] = [:]
+        for (lang, table) in strings {
+            for (key, raw) in table {
+                textStrings[lang, default: [:]][key] = try? MustacheTemplate(string: "{{% CONTENT_TYPE:TEXT}}" + raw)
+            }
+        }
+        self.textStrings = textStrings
         self.languages = Set(templates.keys.compactMap { $0.split(separator: "/").first.map(String.init) }).sorted()
     }
 
@@ -91,6 +100,37 @@ public struct TemplateCatalog: MessageRenderer {
     func page(_ name: String, lang: String, values: [String: Any]) -> String {
         let template = templates["\(lang)/page.\(name)"] ?? templates["\(Self.fallbackLanguage)/page.\(name)"]
         return template?.render(values) ?? ""
+    }
+
+    /// A hosted sign-in page: `page.NAME` inside `page.hosted_layout`, with every string of `lang`
+    /// (falling back to English key by key) rendered with `texts` as `s`.
+    func hostedPage(_ name: String, lang: String, title: String, values: [String: Any], texts: [String: String], branding: [String: Any]) -> String {
+        var all = values
+        all["s"] = hostedStrings(lang: lang, values: texts)
+        all["lang"] = lang
+        for (key, value) in branding { all[key] = value }
+        let body = (templates["\(lang)/page.\(name)"] ?? templates["\(Self.fallbackLanguage)/page.\(name)"])?.render(all) ?? ""
+        all["title"] = title
+        all["body"] = body
+        let layout = templates["\(lang)/page.hosted_layout"] ?? templates["\(Self.fallbackLanguage)/page.hosted_layout"]
+        return layout?.render(all) ?? body
+    }
+
+    /// A whole hosted document with no layout (the form_post answer).
+    func hostedDocument(_ name: String, lang: String, values: [String: Any], texts: [String: String]) -> String {
+        var all = values
+        all["s"] = hostedStrings(lang: lang, values: texts)
+        all["lang"] = lang
+        return (templates["\(lang)/page.\(name)"] ?? templates["\(Self.fallbackLanguage)/page.\(name)"])?.render(all) ?? ""
+    }
+
+    func hostedStrings(lang: String, values: [String: String]) -> [String: String] {
+        var out: [String: String] = [:]
+        for (key, template) in textStrings[Self.fallbackLanguage] ?? [:] { out[key] = template.render(values) }
+        if lang != Self.fallbackLanguage {
+            for (key, template) in textStrings[lang] ?? [:] { out[key] = template.render(values) }
+        }
+        return out
     }
 
     /// A page string, itself a small template (it may name `{{email}}`).

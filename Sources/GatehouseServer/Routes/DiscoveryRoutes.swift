@@ -12,13 +12,23 @@ struct DiscoveryRoutes: Sendable {
         let issuer = server.configuration.publicURL
         let document: [String: Any] = [
             "issuer": issuer,
+            "authorization_endpoint": issuer + "/oauth/authorize",
             "token_endpoint": issuer + "/oauth/token",
+            "userinfo_endpoint": issuer + "/userinfo",
+            "end_session_endpoint": issuer + "/oauth/logout",
             "revocation_endpoint": issuer + "/oauth/revoke",
             "introspection_endpoint": issuer + "/oauth/introspect",
             "jwks_uri": issuer + "/.well-known/jwks.json",
-            // Only what this server answers today; the authorization endpoint and userinfo come with
-            // the hosted sign-in page. Codes come from the verification deep link.
-            "response_types_supported": [String](),
+            // Exactly what this server answers: the code flow, by query or form post.
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query", "form_post"],
+            "authorization_response_iss_parameter_supported": true,
+            "prompt_values_supported": ["none", "login", "consent", "select_account"],
+            "acr_values_supported": ["0", "1"],
+            "ui_locales_supported": server.templates.languages,
+            "request_parameter_supported": false,
+            "request_uri_parameter_supported": false,
+            "claims_parameter_supported": false,
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": ["ES256"],
@@ -26,8 +36,11 @@ struct DiscoveryRoutes: Sendable {
             "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
             "code_challenge_methods_supported": ["S256"],
-            "scopes_supported": ClientRecord.defaultScopes,
-            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "email", "email_verified"],
+            "scopes_supported": ["openid", "profile", "email", "phone", "offline_access"],
+            "claims_supported": [
+                "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "at_hash", "email", "email_verified", "name",
+                "given_name", "family_name", "birthdate", "picture", "locale", "updated_at", "phone_number", "phone_number_verified",
+            ],
         ]
         // Built from literals above, so serialization cannot fail.
         self.discovery = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()

@@ -64,6 +64,11 @@ struct Routes {
         me.post("me/authenticators", use: devices.register)
         me.get("me/authenticators", use: devices.list)
         me.delete("me/authenticators/:id", use: devices.delete)
+        let webSessions = WebSessionRoutes(services: services, catalog: server.templates)
+        me.post("web-session", use: webSessions.create)
+        let userInfo = UserInfoRoutes(services: services)
+        me.get("me/consents", use: userInfo.listConsents)
+        me.delete("me/consents/:client_id", use: userInfo.revokeConsent)
         let identities = IdentityRoutes(services: services)
         me.get("me/identities", use: identities.list)
         me.post("me/identities", use: identities.link)
@@ -129,6 +134,15 @@ struct Routes {
         oauth.post("revoke", use: oauthRoutes.revoke)
         oauth.post("introspect", use: oauthRoutes.introspect)
 
+        // OIDC userinfo: a user's bearer token, any of its scopes' claims.
+        let userInfoGroup = router.group("/userinfo")
+            .add(middleware: AuthenticationMiddleware(authenticators: [
+                BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
+            ]))
+            .group(context: AuthenticatedContext.self)
+        userInfoGroup.get(use: userInfo.userInfo)
+        userInfoGroup.post(use: userInfo.userInfo)
+
         // Hosted pages behind the links in mail: HTML, also when they fail.
         let pages = router.group().add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
         let pageRoutes = PageRoutes(services: services, catalog: server.templates)
@@ -141,6 +155,17 @@ struct Routes {
         pages.get("v1/social/:provider/start", use: social.start)
         pages.get("v1/social/:provider/callback", use: social.callback)
         pages.post("v1/social/:provider/callback", use: social.formPostCallback)
+        // The hosted sign-in (OpenID Connect): errors before the client's redirect URI is proved are
+        // pages; after, the flow answers the client itself.
+        let hosted = AuthorizeRoutes(services: services, catalog: server.templates)
+        pages.get("oauth/authorize", use: hosted.authorize)
+        pages.post("oauth/authorize", use: hosted.authorize)
+        pages.get("authorize/:flow", use: hosted.show)
+        pages.post("authorize/:flow/:action", use: hosted.act)
+        let logout = LogoutRoutes(services: services, catalog: server.templates)
+        pages.get("oauth/logout", use: logout.logout)
+        pages.post("oauth/logout", use: logout.logout)
+        pages.get("web-session", use: webSessions.open)
 
         let discovery = DiscoveryRoutes(server: server)
         router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)

@@ -311,5 +311,22 @@ enum Migrations {
             "CREATE INDEX audit_events_type ON audit_events (type, at)",
             "CREATE INDEX refresh_tokens_created ON refresh_tokens (created_at)",
         ]),
+        // Hosted sign-in: an app session remembers the browser session that signed it in (RP-initiated
+        // logout ends both) and when the user last proved who they are there (`auth_time` in every ID
+        // token of the session, refreshes too); a third-party client's consent is kept per user and client.
+        Migration(version: 12, name: "hosted sign-in", statements: [
+            "ALTER TABLE sessions ADD COLUMN browser_session_id TEXT",
+            "ALTER TABLE sessions ADD COLUMN auth_time BIGINT",
+            "CREATE INDEX sessions_browser ON sessions (browser_session_id) WHERE browser_session_id IS NOT NULL",
+            """
+            CREATE TABLE consents (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                client_id TEXT NOT NULL,
+                scopes TEXT NOT NULL,
+                granted_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, client_id)
+            )
+            """,
+        ]),
     ]
 }

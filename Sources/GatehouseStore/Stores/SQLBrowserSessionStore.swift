@@ -33,6 +33,16 @@ struct SQLBrowserSessionStore: BrowserSessionStore {
         ).run()
     }
 
+    func reauthenticated(id: UUID, amr: [String], at: Date) async throws -> Bool {
+        try await !db.raw(
+            """
+            UPDATE browser_sessions SET amr = \(bind: try Columns.json(amr)), auth_time = \(bind: Columns.millis(at)),
+                last_seen_at = \(bind: Columns.millis(at))
+            WHERE id = \(bind: Columns.id(id)) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().isEmpty
+    }
+
     func revoke(id: UUID, at: Date) async throws -> Bool {
         !(try await db.raw(
             """

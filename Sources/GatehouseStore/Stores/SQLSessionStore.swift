@@ -8,7 +8,7 @@ struct SQLSessionStore: SessionStore {
 
     static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
-        revoked_at, revoke_reason, credential_id
+        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time
         """
 
     func insert(_ s: SessionRecord) async throws {
@@ -19,7 +19,8 @@ struct SQLSessionStore: SessionStore {
                     \(bind: try Columns.json(s.amr)), \(bind: try Columns.json(s.scopes)), \(bind: s.userAgent),
                     \(bind: s.ipAddress), \(bind: Columns.millis(s.createdAt)), \(bind: Columns.millis(s.lastUsedAt)),
                     \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason),
-                    \(bind: s.credentialID))
+                    \(bind: s.credentialID), \(bind: s.browserSessionID.map(Columns.id)),
+                    \(bind: Columns.millis(s.authTime)))
             """
         ).run()
     }
@@ -73,6 +74,24 @@ struct SQLSessionStore: SessionStore {
         ).all().count
     }
 
+    func revokeAll(browserSessionID: UUID, at: Date, reason: RevokeReason) async throws -> Int {
+        try await db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: Columns.millis(at)), revoke_reason = \(bind: reason.rawValue)
+            WHERE browser_session_id = \(bind: Columns.id(browserSessionID)) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().count
+    }
+
+    func revokeAll(userID: UUID, clientID: String, at: Date, reason: RevokeReason) async throws -> Int {
+        try await db.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: Columns.millis(at)), revoke_reason = \(bind: reason.rawValue)
+            WHERE user_id = \(bind: Columns.id(userID)) AND client_id = \(bind: clientID) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().count
+    }
+
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int {
         try await db.raw(
             """
@@ -91,7 +110,9 @@ struct SQLSessionStore: SessionStore {
             userAgent: try row.optionalString("user_agent"), ipAddress: try row.optionalString("ip_address"),
             createdAt: try row.date("created_at"), lastUsedAt: try row.date("last_used_at"),
             expiresAt: try row.date("expires_at"), revokedAt: try row.optionalDate("revoked_at"),
-            revokeReason: try row.optionalString("revoke_reason"), credentialID: try row.optionalString("credential_id"))
+            revokeReason: try row.optionalString("revoke_reason"), credentialID: try row.optionalString("credential_id"),
+            browserSessionID: try row.optionalString("browser_session_id").flatMap(UUID.init(uuidString:)),
+            authTime: try row.optionalDate("auth_time"))
     }
 }
 

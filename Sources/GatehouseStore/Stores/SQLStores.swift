@@ -22,5 +22,6 @@ struct SQLStores: Stores {
     var agreements: any AgreementStore { SQLAgreementStore(db: db) }
     var flows: any FlowStore { SQLFlowStore(db: db) }
     var browserSessions: any BrowserSessionStore { SQLBrowserSessionStore(db: db) }
+    var consents: any ConsentStore { SQLConsentStore(db: db) }
     var housekeeping: any HousekeepingStore { SQLHousekeepingStore(db: db) }
 }

@@ -84,6 +84,7 @@ struct InMemoryState: Sendable {
     var outbox: [UUID: OutboxMessage] = [:]
     var audit: [AuditEvent] = []
     var agreements: [String: AgreementRecord] = [:]
+    var consents: [String: ConsentRecord] = [:]
     var flows: [UUID: FlowRecord] = [:]
     var browserSessions: [UUID: BrowserSessionRecord] = [:]
     var console: [UUID: ConsoleSessionRecord] = [:]

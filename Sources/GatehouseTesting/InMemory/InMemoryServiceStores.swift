@@ -192,3 +192,23 @@ struct InMemoryAgreementStore: AgreementStore {
     }
 }
 
+
+struct InMemoryConsentStore: ConsentStore {
+    let box: StateBox
+
+    func find(userID: UUID, clientID: String) async throws -> ConsentRecord? {
+        box.with { $0.consents[userID.uuidString + "/" + clientID] }
+    }
+
+    func upsert(_ consent: ConsentRecord) async throws {
+        box.with { $0.consents[consent.userID.uuidString + "/" + consent.clientID] = consent }
+    }
+
+    func list(userID: UUID) async throws -> [ConsentRecord] {
+        box.with { s in s.consents.values.filter { $0.userID == userID }.sorted { $0.grantedAt > $1.grantedAt } }
+    }
+
+    func delete(userID: UUID, clientID: String) async throws -> Bool {
+        box.with { $0.consents.removeValue(forKey: userID.uuidString + "/" + clientID) != nil }
+    }
+}

@@ -32,6 +32,14 @@ struct InMemorySessionStore: SessionStore {
         revokeWhere(at: at, reason: reason) { $0.credentialID == credentialID }
     }
 
+    func revokeAll(browserSessionID: UUID, at: Date, reason: RevokeReason) async throws -> Int {
+        revokeWhere(at: at, reason: reason) { $0.browserSessionID == browserSessionID }
+    }
+
+    func revokeAll(userID: UUID, clientID: String, at: Date, reason: RevokeReason) async throws -> Int {
+        revokeWhere(at: at, reason: reason) { $0.userID == userID && $0.clientID == clientID }
+    }
+
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int {
         revokeWhere(at: at, reason: reason) { $0.userID == userID && $0.id != except }
     }
@@ -117,6 +125,16 @@ struct InMemoryBrowserSessionStore: BrowserSessionStore {
         box.with { $0.browserSessions.values.first { $0.tokenHash == tokenHash } }
     }
     func touch(id: UUID, at: Date) async throws { box.with { $0.browserSessions[id]?.lastSeenAt = at } }
+
+    func reauthenticated(id: UUID, amr: [String], at: Date) async throws -> Bool {
+        box.with { state in
+            guard state.browserSessions[id]?.revokedAt == nil, state.browserSessions[id] != nil else { return false }
+            state.browserSessions[id]!.amr = amr
+            state.browserSessions[id]!.authTime = at
+            state.browserSessions[id]!.lastSeenAt = at
+            return true
+        }
+    }
 
     func revoke(id: UUID, at: Date) async throws -> Bool {
         box.with { state in

@@ -21,6 +21,7 @@ struct InMemoryStores: Stores {
     var agreements: any AgreementStore { InMemoryAgreementStore(box: box) }
     var flows: any FlowStore { InMemoryFlowStore(box: box) }
     var browserSessions: any BrowserSessionStore { InMemoryBrowserSessionStore(box: box) }
+    var consents: any ConsentStore { InMemoryConsentStore(box: box) }
     var housekeeping: any HousekeepingStore { InMemoryHousekeepingStore(box: box) }
 }
 

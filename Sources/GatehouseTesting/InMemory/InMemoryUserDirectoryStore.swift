@@ -53,6 +53,7 @@ struct InMemoryUserDirectoryStore: UserDirectoryStore {
             s.browserSessions = s.browserSessions.filter { $0.value.userID != userID }
             s.flows = s.flows.filter { $0.value.userID != userID }
             s.agreements = s.agreements.filter { $0.value.userID != userID }
+            s.consents = s.consents.filter { $0.value.userID != userID }
             s.codes = s.codes.filter { $0.value.userID != userID && !addresses.contains($0.value.identifier) }
             s.outbox = s.outbox.filter { $0.value.channel == .webhook || !addresses.contains($0.value.recipient) }
             return true

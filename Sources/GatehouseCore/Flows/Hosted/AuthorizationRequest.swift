@@ -1,0 +1,142 @@
+import Foundation
+
+/// An OpenID Connect authorization request (OIDC Core §3.1.2.1), checked against the client's
+/// registration. Kept whole in the flow record while the browser goes through the hosted pages.
+public struct AuthorizationRequest: Sendable, Codable, Hashable {
+    public enum ResponseMode: String, Sendable, Codable, Hashable {
+        case query
+        case formPost = "form_post"
+    }
+
+    public var clientID: String
+    public var redirectURI: String
+    public var responseMode: ResponseMode
+    public var state: String?
+    public var nonce: String?
+    /// The granted scopes: those asked for that the client may have.
+    public var scopes: [String]
+    public var pkce: PKCEChallenge?
+    /// `none`, `login`, `consent`, `select_account`.
+    public var prompt: Set<String>
+    public var maxAge: Int?
+    public var loginHint: String?
+    public var uiLocales: String?
+
+    static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account"]
+    static let maxLength = 512
+
+    /// Why a request cannot be answered at its redirect URI: the client or the URI is unknown, so
+    /// nothing proves the URI is the client's (RFC 6749 §4.1.2.1: tell the user, never redirect).
+    public struct Untrusted: Error, Sendable {
+        public var detail: String
+    }
+
+    /// An error the client hears at its (verified) redirect URI.
+    public struct Refused: Error, Sendable {
+        public var error: String
+        public var description: String
+    }
+
+    /// The client and its exact redirect URI first (a failure there is ``Untrusted``), then the rest
+    /// (a failure is ``Refused``, sent back to the client).
+    static func parse(_ p: [String: String], repeated: Set<String>, clients: ClientResolver) async throws -> (AuthorizationRequest, ClientRecord)
+    {
+        guard let clientID = p["client_id"], !clientID.isEmpty, !repeated.contains("client_id") else {
+            throw Untrusted(detail: "client_id is missing.")
+        }
+        let client: ClientRecord
+        do {
+            client = try await clients.resolve(clientID)
+        } catch let error as GatehouseError where error.category != .internalFailure && error.category != .unavailable {
+            throw Untrusted(detail: "The client is not known.")
+        }
+        // OIDC Core §3.1.2.1 makes redirect_uri required; it must equal a registered one exactly.
+        guard let redirectURI = p["redirect_uri"], !repeated.contains("redirect_uri"), client.redirectURIs.contains(redirectURI) else {
+            throw Untrusted(detail: "redirect_uri is missing or not registered for this client.")
+        }
+        let mode: ResponseMode
+        switch p["response_mode"] {
+        case nil, "query": mode = .query
+        case "form_post": mode = .formPost
+        default:
+            // Answered by query: the mode asked for is the one we cannot speak.
+            throw Refused(error: "invalid_request", description: "response_mode must be query or form_post.")
+        }
+        func refuse(_ error: String, _ description: String) -> Refused { Refused(error: error, description: description) }
+        if let name = repeated.sorted().first { throw refuse("invalid_request", "\(name) is given more than once.") }
+        if let long = p.first(where: { $0.value.utf8.count > Self.maxLength && $0.key != "login_hint" }) {
+            throw refuse("invalid_request", "\(long.key) is too long.")
+        }
+        if p["request"] != nil { throw refuse("request_not_supported", "Request objects are not supported.") }
+        if p["request_uri"] != nil { throw refuse("request_uri_not_supported", "request_uri is not supported.") }
+        guard let responseType = p["response_type"] else { throw refuse("invalid_request", "response_type is required.") }
+        guard responseType == "code" else { throw refuse("unsupported_response_type", "Only response_type=code is supported.") }
+        var pkce: PKCEChallenge?
+        if let challenge = p["code_challenge"] {
+            guard let parsed = PKCEChallenge(challenge: challenge, method: p["code_challenge_method"] ?? "plain") else {
+                throw refuse("invalid_request", "code_challenge must be S256 (43 to 128 characters); plain is not supported.")
+            }
+            pkce = parsed
+        } else if client.kind == .public {
+            throw refuse("invalid_request", "A public client must send a PKCE code_challenge (S256).")
+        }
+        let prompt = Set((p["prompt"] ?? "").split(separator: " ").map(String.init))
+        guard prompt.isSubset(of: Self.knownPrompts) else { throw refuse("invalid_request", "prompt has an unknown value.") }
+        if prompt.contains("none") && prompt.count > 1 { throw refuse("invalid_request", "prompt=none cannot be combined.") }
+        var maxAge: Int?
+        if let raw = p["max_age"] {
+            guard let value = Int(raw), value >= 0 else { throw refuse("invalid_request", "max_age must be a whole number of seconds.") }
+            maxAge = value
+        }
+        let requested = p["scope"] ?? ""
+        guard requested.split(separator: " ").contains("openid") else {
+            throw refuse("invalid_scope", "scope must include openid.")
+        }
+        let scopes = SessionIssuer.grant(requested: requested, client: client)
+        let request = AuthorizationRequest(
+            clientID: client.id, redirectURI: redirectURI, responseMode: mode, state: p["state"], nonce: p["nonce"], scopes: scopes,
+            pkce: pkce, prompt: prompt, maxAge: maxAge, loginHint: p["login_hint"].map { String($0.prefix(254)) },
+            uiLocales: p["ui_locales"])
+        return (request, client)
+    }
+
+    init(
+        clientID: String, redirectURI: String, responseMode: ResponseMode, state: String?, nonce: String? = nil, scopes: [String] = [],
+        pkce: PKCEChallenge? = nil, prompt: Set<String> = [], maxAge: Int? = nil, loginHint: String? = nil, uiLocales: String? = nil
+    ) {
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.responseMode = responseMode
+        self.state = state
+        self.nonce = nonce
+        self.scopes = scopes
+        self.pkce = pkce
+        self.prompt = prompt
+        self.maxAge = maxAge
+        self.loginHint = loginHint
+        self.uiLocales = uiLocales
+    }
+}
+
+/// What goes back to the client's redirect URI (RFC 6749 §4.1.2, RFC 9207 `iss`), by query or by a
+/// form the browser posts (OAuth 2.0 Form Post Response Mode).
+public struct AuthorizationResponse: Sendable {
+    public var redirectURI: String
+    public var mode: AuthorizationRequest.ResponseMode
+    public var fields: [(String, String)]
+
+    static func code(_ code: String, for request: AuthorizationRequest, issuer: String) -> AuthorizationResponse {
+        AuthorizationResponse(
+            redirectURI: request.redirectURI, mode: request.responseMode,
+            fields: [("code", code)] + (request.state.map { [("state", $0)] } ?? []) + [("iss", issuer)])
+    }
+
+    static func error(
+        _ error: String, _ description: String, redirectURI: String, mode: AuthorizationRequest.ResponseMode, state: String?,
+        issuer: String
+    ) -> AuthorizationResponse {
+        AuthorizationResponse(
+            redirectURI: redirectURI, mode: mode,
+            fields: [("error", error), ("error_description", description)] + (state.map { [("state", $0)] } ?? []) + [("iss", issuer)])
+    }
+}

@@ -1,0 +1,357 @@
+import Foundation
+import GatehouseAPI
+
+extension FlowStep {
+    /// Hosted sign-in: the client's terms are newer than what the user accepted.
+    public static let terms = FlowStep(rawValue: "terms")
+    /// Hosted sign-in: the profile lacks a field the client requires.
+    public static let fields = FlowStep(rawValue: "fields")
+    /// Hosted sign-in: a third-party client wants scopes the user has not granted it.
+    public static let consent = FlowStep(rawValue: "consent")
+}
+
+/// `/oauth/authorize` through the hosted pages: a persisted flow that signs the browser in (or finds
+/// it signed in), then walks it through terms, required fields and consent, and answers the client
+/// with a code. Knows nothing of HTTP: the server renders ``FlowStep``s as pages.
+public struct AuthorizeFlow: Sendable {
+    let services: CoreServices
+
+    public init(services: CoreServices) { self.services = services }
+
+    /// What the flow keeps between pages.
+    struct State: Codable {
+        var request: AuthorizationRequest
+        var browserSessionID: UUID?
+        var authTime: Date?
+        var amr: [String]?
+        /// The user authenticated in this flow (acr 1), rather than a session cookie standing in (acr 0).
+        var fresh: Bool?
+        /// Consent was given in this flow (`prompt=consent` asks once, not forever).
+        var consented: Bool?
+        /// The flow continues an emailed link rather than a browser sign-in: its code carries the link's
+        /// proof and no browser session.
+        var linkAMR: [String]?
+    }
+
+    public enum Outcome: Sendable {
+        /// Back to the client.
+        case respond(AuthorizationResponse)
+        /// A page of the flow: render its step.
+        case show(UUID)
+    }
+
+    /// A page's content.
+    public struct Page: Sendable {
+        public var flow: FlowRecord
+        public var request: AuthorizationRequest
+        public var client: ClientRecord
+        public var user: UserRecord?
+        public var missingFields: [String]
+        /// A signed-in browser the user may continue as (sign-in page, `prompt=select_account`).
+        public var continueAs: UserRecord?
+    }
+
+    // MARK: Starting
+
+    /// Checks the request; answers at once when the browser's session suffices, else starts a flow.
+    /// Throws ``AuthorizationRequest/Untrusted`` when nothing proves where to send an error.
+    public func begin(
+        _ parameters: [String: String], repeated: Set<String>, browser: BrowserPrincipal?, binding: String
+    ) async throws -> Outcome {
+        let request: AuthorizationRequest
+        let client: ClientRecord
+        do {
+            (request, client) = try await AuthorizationRequest.parse(parameters, repeated: repeated, clients: services.clients)
+        } catch let refused as AuthorizationRequest.Refused {
+            let mode: AuthorizationRequest.ResponseMode = parameters["response_mode"] == "form_post" ? .formPost : .query
+            return .respond(
+                .error(
+                    refused.error, refused.description, redirectURI: parameters["redirect_uri"] ?? "", mode: mode,
+                    state: parameters["state"], issuer: services.tokens.issuer))
+        }
+        let now = services.clock.now()
+        let usable = browser.flatMap { sessionSuffices($0, for: request, at: now) ? $0 : nil }
+        if request.prompt.contains("none") {
+            guard let usable else { return refuse(request, "login_required", "The user is not signed in.") }
+            var state = State(request: request)
+            authenticate(&state, with: usable.session, fresh: false)
+            let next = try await nextStep(user: usable.user, client: client, state: state)
+            switch next {
+            case nil: return .respond(try await finish(flowID: nil, state: state, userID: usable.user.id, client: client))
+            case .consent?: return refuse(request, "consent_required", "The user has not consented to these scopes.")
+            default: return refuse(request, "interaction_required", "The user must accept terms or complete the profile.")
+            }
+        }
+        var state = State(request: request)
+        var step = FlowStep.started
+        var userID: UUID?
+        if let usable, !request.prompt.contains("select_account") {
+            authenticate(&state, with: usable.session, fresh: false)
+            guard let next = try await nextStep(user: usable.user, client: client, state: state) else {
+                return .respond(try await finish(flowID: nil, state: state, userID: usable.user.id, client: client))
+            }
+            step = next
+            userID = usable.user.id
+        }
+        return .show(try await create(state: state, step: step, userID: userID, client: client, binding: binding))
+    }
+
+    /// A verification link followed in a browser, for a client that still needs the user's terms or
+    /// fields: the same pages, then the code the link would have carried. Nil when nothing is needed.
+    public func continueLink(
+        user: UserRecord, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], binding: String
+    ) async throws -> UUID? {
+        var state = State(
+            request: AuthorizationRequest(
+                clientID: client.id, redirectURI: redirectURI, responseMode: .query, state: nil,
+                scopes: SessionIssuer.grant(requested: nil, client: client), pkce: pkce))
+        state.linkAMR = amr
+        // Consent is for third parties signing in; a verification link is the client's own sign-up.
+        state.consented = true
+        guard let next = try await nextStep(user: user, client: client, state: state) else { return nil }
+        return try await create(state: state, step: next, userID: user.id, client: client, binding: binding)
+    }
+
+    private func create(state: State, step: FlowStep, userID: UUID?, client: ClientRecord, binding: String) async throws -> UUID {
+        let now = services.clock.now()
+        let flow = FlowRecord(
+            kind: .authorize, clientID: client.id, redirectURI: state.request.redirectURI, pkce: state.request.pkce,
+            nonce: state.request.nonce, state: state.request.state, csrfHash: Secrets.sha256Hex(binding), step: step, userID: userID,
+            browserSessionID: state.browserSessionID, data: try Self.encode(state), createdAt: now,
+            expiresAt: now.addingTimeInterval(services.settings.flowLifetime))
+        try await services.persistence.transaction { try await $0.flows.insert(flow) }
+        return flow.id
+    }
+
+    /// Whether a browser's session can stand in for signing in: no `prompt=login`, and recent enough
+    /// for `max_age`.
+    func sessionSuffices(_ browser: BrowserPrincipal, for request: AuthorizationRequest, at now: Date) -> Bool {
+        if request.prompt.contains("login") { return false }
+        if let maxAge = request.maxAge, now.timeIntervalSince(browser.session.authTime) > Double(maxAge) { return false }
+        return true
+    }
+
+    private func authenticate(_ state: inout State, with session: BrowserSessionRecord, fresh: Bool) {
+        state.browserSessionID = session.id
+        state.authTime = session.authTime
+        state.amr = session.amr
+        state.fresh = fresh
+    }
+
+    private func refuse(_ request: AuthorizationRequest, _ error: String, _ description: String) -> Outcome {
+        .respond(
+            .error(error, description, redirectURI: request.redirectURI, mode: request.responseMode, state: request.state,
+                issuer: services.tokens.issuer))
+    }
+
+    // MARK: Pages
+
+    /// The flow behind a page, for this browser only.
+    public func page(_ id: UUID, binding: String, browser: BrowserPrincipal?) async throws -> Page {
+        let (flow, state, client) = try await load(id, binding: binding)
+        let user = try await flow.userID.asyncMap { id in try await services.persistence.read { try await $0.users.find(id: id) } } ?? nil
+        var continueAs: UserRecord?
+        if flow.step == .started, let browser, sessionSuffices(browser, for: state.request, at: services.clock.now()) {
+            continueAs = browser.user
+        }
+        return Page(
+            flow: flow, request: state.request, client: client, user: user,
+            missingFields: user.map { RequiredFieldsPolicy.missing(user: $0, client: client) } ?? [], continueAs: continueAs)
+    }
+
+    /// The password form. Returns the browser's new session cookie when one began.
+    public func signIn(_ id: UUID, binding: String, email: String, password: String, browser: BrowserPrincipal?, meta: RequestMeta)
+        async throws -> (Outcome, cookie: String?)
+    {
+        let (flow, state, _) = try await load(id, binding: binding, step: .started)
+        let sessions = services.browserSessions
+        let current = browser?.session
+        let signedIn = try await services.runner.signIn(
+            with: services.password, submission: PasswordStrategy.Submission(identifier: email, password: password),
+            request: FlowRunner.SignInRequest(clientID: flow.clientID, meta: meta)
+        ) { user, _, amr, _, stores in
+            try await sessions.signedIn(user: user, amr: amr, current: current, meta: meta, stores: stores)
+        }
+        return (try await authenticated(flow, state, session: signedIn.started.session, user: signedIn.user), signedIn.started.cookieValue)
+    }
+
+    /// The sign-up form. A new account signs the browser in unless its address must be verified first
+    /// (then nil: the page says to check the mail).
+    public func signUp(_ id: UUID, binding: String, email: String, password: String, acceptTerms: Bool, browser: BrowserPrincipal?, meta: RequestMeta)
+        async throws -> (Outcome, cookie: String?)?
+    {
+        let (flow, state, _) = try await load(id, binding: binding, step: .started)
+        let outcome = try await SignupFlow(services: services).signup(
+            SignupRequest(clientId: flow.clientID, email: email, password: password, acceptTerms: acceptTerms ? true : nil), meta: meta,
+            startSession: false)
+        guard case .created(let user) = outcome else { return nil }
+        let sessions = services.browserSessions
+        let current = browser?.session
+        let started = try await services.persistence.transaction { stores in
+            try await sessions.signedIn(user: user, amr: [AuthenticationMethod.password], current: current, meta: meta, stores: stores)
+        }
+        return (try await authenticated(flow, state, session: started.session, user: user), started.cookieValue)
+    }
+
+    /// "Continue as …": the browser's session, chosen on the sign-in page.
+    public func continueAs(_ id: UUID, binding: String, browser: BrowserPrincipal) async throws -> Outcome {
+        let (flow, state, _) = try await load(id, binding: binding, step: .started)
+        guard sessionSuffices(browser, for: state.request, at: services.clock.now()) else {
+            throw GatehouseError.forbidden("Sign in again.")
+        }
+        var next = state
+        authenticate(&next, with: browser.session, fresh: false)
+        return try await advance(flow, next, user: browser.user)
+    }
+
+    public func acceptTerms(_ id: UUID, binding: String, accepted: Bool) async throws -> Outcome {
+        let (flow, state, client) = try await load(id, binding: binding, step: .terms)
+        guard accepted else { throw GatehouseError.validation(field: "accept", code: .required, message: "Accept the terms to continue.") }
+        let user = try await user(of: flow)
+        let now = services.clock.now()
+        try await services.persistence.transaction { stores in
+            try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores)
+        }
+        return try await advance(flow, state, user: user)
+    }
+
+    /// The required-fields form: only the missing fields are taken, checked as a profile update is.
+    public func submitFields(_ id: UUID, binding: String, values: [String: String], meta: RequestMeta) async throws -> Outcome {
+        let (flow, state, client) = try await load(id, binding: binding, step: .fields)
+        let user = try await user(of: flow)
+        var profile = Profile()
+        var result = ValidationResult()
+        for field in RequiredFieldsPolicy.missing(user: user, client: client) {
+            let value = values[field]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            if value.isEmpty {
+                result.invalidate(field: field, code: .required, message: "This field is required.")
+                continue
+            }
+            switch field {
+            case "name": profile.name = value
+            case "given_name": profile.givenName = value
+            case "family_name": profile.familyName = value
+            case "birthdate": profile.birthdate = value
+            case "picture": profile.picture = value
+            case "locale": profile.locale = value
+            default: result.invalidate(field: field, code: .invalidValue, message: "Add this in the app.")
+            }
+        }
+        guard result.isValid else { throw GatehouseError.validation(result) }
+        _ = try await AccountFlow(services: services).updateProfile(userID: user.id, clientID: client.id, profile, meta: meta)
+        return try await advance(flow, state, user: try await self.user(of: flow))
+    }
+
+    public func consent(_ id: UUID, binding: String, allow: Bool) async throws -> Outcome {
+        let (flow, state, client) = try await load(id, binding: binding, step: .consent)
+        guard allow else { return try await deny(flow, state) }
+        let user = try await user(of: flow)
+        let now = services.clock.now()
+        let scopes = state.request.scopes
+        try await services.persistence.transaction { stores in
+            let earlier = try await stores.consents.find(userID: user.id, clientID: client.id)?.scopes ?? []
+            let granted = earlier + scopes.filter { !earlier.contains($0) }
+            try await stores.consents.upsert(ConsentRecord(userID: user.id, clientID: client.id, scopes: granted, grantedAt: now))
+        }
+        var next = state
+        next.consented = true
+        return try await advance(flow, next, user: user)
+    }
+
+    /// Cancel on any page: the client hears `access_denied`.
+    public func cancel(_ id: UUID, binding: String) async throws -> Outcome {
+        let (flow, state, _) = try await load(id, binding: binding)
+        return try await deny(flow, state)
+    }
+
+    // MARK: Steps
+
+    private func deny(_ flow: FlowRecord, _ state: State) async throws -> Outcome {
+        guard try await services.persistence.transaction({ try await $0.flows.consume(id: flow.id, at: services.clock.now()) }) != nil else {
+            throw Self.gone
+        }
+        return refuse(state.request, "access_denied", "The user declined.")
+    }
+
+    private func authenticated(_ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
+        var next = state
+        authenticate(&next, with: session, fresh: true)
+        return try await advance(flow, next, user: user)
+    }
+
+    /// Moves the flow to the next page it needs, or finishes it.
+    private func advance(_ flow: FlowRecord, _ state: State, user: UserRecord) async throws -> Outcome {
+        let client = try await services.clients.resolve(flow.clientID)
+        guard let next = try await nextStep(user: user, client: client, state: state) else {
+            return .respond(try await finish(flowID: flow.id, state: state, userID: user.id, client: client))
+        }
+        let moved = try await services.persistence.transaction { stores in
+            try await stores.flows.advance(
+                id: flow.id, from: flow.step, to: next, userID: user.id, data: try Self.encode(state), at: services.clock.now())
+        }
+        guard moved else { throw Self.gone }
+        return .show(flow.id)
+    }
+
+    /// What the user must still do before the client gets a code: terms, then fields, then consent.
+    func nextStep(user: UserRecord, client: ClientRecord, state: State) async throws -> FlowStep? {
+        let (agreement, consent) = try await services.persistence.read { stores in
+            (try await stores.agreements.find(userID: user.id, clientID: client.id), try await stores.consents.find(userID: user.id, clientID: client.id))
+        }
+        if !AgreementRecord.isUpToDate(agreement, settings: client.settings) { return .terms }
+        if !RequiredFieldsPolicy.missing(user: user, client: client).isEmpty { return .fields }
+        if client.settings.thirdParty.isOn, state.consented != true {
+            if state.request.prompt.contains("consent") || !(consent?.covers(state.request.scopes) ?? false) { return .consent }
+        }
+        return nil
+    }
+
+    /// Uses the flow up (once) and issues the code.
+    private func finish(flowID: UUID?, state: State, userID: UUID, client: ClientRecord) async throws -> AuthorizationResponse {
+        let now = services.clock.now()
+        let request = state.request
+        let codes = AuthorizationCodes(services: services)
+        let hosted: AuthorizationCodes.HostedGrant? =
+            if let browserSessionID = state.browserSessionID {
+                AuthorizationCodes.HostedGrant(
+                    scopes: request.scopes, nonce: request.nonce, authTime: state.authTime ?? now, acr: state.fresh == true ? "1" : "0",
+                    browserSessionID: browserSessionID)
+            } else { nil }
+        let amr = state.linkAMR ?? state.amr ?? []
+        let code = try await services.persistence.transaction { stores in
+            if let flowID, try await stores.flows.consume(id: flowID, at: now) == nil { throw Self.gone }
+            return try await codes.issue(
+                userID: userID, client: client, redirectURI: request.redirectURI, pkce: request.pkce, amr: amr, hosted: hosted,
+                stores: stores)
+        }
+        return .code(code, for: request, issuer: services.tokens.issuer)
+    }
+
+    // MARK: Loading
+
+    static let gone = GatehouseError.flowExpired
+
+    private func load(_ id: UUID, binding: String, step: FlowStep? = nil) async throws -> (FlowRecord, State, ClientRecord) {
+        let now = services.clock.now()
+        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .authorize,
+            flow.isOpen(at: now), let data = flow.data, let state = try? JSONDecoder().decode(State.self, from: Data(data.utf8))
+        else { throw Self.gone }
+        // Only the browser that started the flow may go on with it.
+        guard Secrets.constantTimeEquals(flow.csrfHash, Secrets.sha256Hex(binding)) else {
+            throw GatehouseError.csrfMismatch
+        }
+        if let step, flow.step != step { throw Self.gone }
+        return (flow, state, try await services.clients.resolve(flow.clientID))
+    }
+
+    private func user(of flow: FlowRecord) async throws -> UserRecord {
+        guard let id = flow.userID, let user = try await services.persistence.read({ try await $0.users.find(id: id) }),
+            user.state == .active
+        else { throw Self.gone }
+        return user
+    }
+
+    static func encode(_ state: State) throws -> String {
+        String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import GatehouseAPI
+
+/// From the app into the web (Schibsted's `webSessionURL`): a signed-in app asks for a one-time,
+/// short-lived URL; the browser that opens it is signed in as the app's user (a browser session, so
+/// `/oauth/authorize` then needs no password) and lands where the app said.
+public struct WebSessionFlow: Sendable {
+    let services: CoreServices
+    public static let lifetime: TimeInterval = 60
+
+    public init(services: CoreServices) { self.services = services }
+
+    struct Data: Codable {
+        var target: String
+        var amr: [String]
+        var authTime: Date
+    }
+
+    /// `redirectTo`: a path on this server (`/…`, not `//…`), or an absolute URL that is one of the
+    /// client's redirect URIs or lies under one of its allowed web origins. Nothing else: the URL
+    /// must not make Gatehouse an open redirector.
+    public func create(_ principal: Principal, redirectTo: String?, meta: RequestMeta) async throws -> WebSessionResponse {
+        let client = try await services.clients.resolve(principal.session.clientID)
+        let target = try Self.target(redirectTo, client: client, publicURL: services.settings.publicURL)
+        let token = Secrets.token(prefix: "gh_ws_")
+        let now = services.clock.now()
+        let session = principal.session
+        let data = String(
+            decoding: try JSONEncoder().encode(Data(target: target, amr: session.amr, authTime: session.authTime ?? session.createdAt)),
+            as: UTF8.self)
+        try await services.persistence.transaction { stores in
+            try await stores.codes.insert(
+                OneTimeCodeRecord(
+                    purpose: .webSession, identifier: principal.user.id.uuidString.lowercased(), clientID: client.id,
+                    userID: principal.user.id, codeHash: nil, tokenHash: Secrets.sha256Hex(token), maxAttempts: 1, data: data,
+                    createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime)))
+        }
+        var components = URLComponents(string: services.settings.publicURL + "/web-session")
+        components?.queryItems = [URLQueryItem(name: "token", value: token)]
+        guard let url = components?.string else { throw GatehouseError.internalFailure() }
+        return WebSessionResponse(url: url, expiresIn: Int(Self.lifetime))
+    }
+
+    /// Opens the URL once: the browser's session (replacing another user's), and where to go.
+    public func open(token: String, current: BrowserSessionRecord?, meta: RequestMeta) async throws -> (target: String, cookie: String?) {
+        let record = try await OneTimeCodes(services: services).redeem(token: token, purpose: .webSession)
+        guard let userID = record.userID,
+            let data = record.data.flatMap({ try? JSONDecoder().decode(Data.self, from: Foundation.Data($0.utf8)) })
+        else { throw OneTimeCodes.expired }
+        let sessions = services.browserSessions
+        let started = try await services.persistence.transaction { stores in
+            guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
+            if let current, current.userID == user.id { return (current, String?.none) }
+            if let current { _ = try await stores.browserSessions.revoke(id: current.id, at: services.clock.now()) }
+            var started = try await sessions.start(user: user, amr: data.amr, meta: meta, stores: stores)
+            started.session.authTime = data.authTime
+            return (started.session, Optional(started.cookieValue))
+        }
+        return (data.target, started.1)
+    }
+
+    static func target(_ raw: String?, client: ClientRecord, publicURL: String) throws -> String {
+        guard let raw, !raw.isEmpty else { return publicURL + "/" }
+        let invalid = GatehouseError.validation(
+            field: "redirect_to", code: .invalidValue,
+            message: "Use a path on this server, one of the client's redirect URIs, or a URL under one of its allowed origins.")
+        guard raw.utf8.count <= 2048, !raw.contains("\\"), !raw.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+            throw invalid
+        }
+        if raw.hasPrefix("/") {
+            guard !raw.hasPrefix("//") else { throw invalid }
+            return publicURL + raw
+        }
+        if client.redirectURIs.contains(raw) { return raw }
+        guard let components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            components.user == nil, components.password == nil, let host = components.host, !host.isEmpty
+        else { throw invalid }
+        let origin = "\(scheme)://\(host.lowercased())" + (components.port.map { ":\($0)" } ?? "")
+        guard client.settings.allowedOrigins.contains(origin) else { throw invalid }
+        return raw
+    }
+}
+
+extension OneTimeCodeRecord.Purpose {
+    public static let webSession = OneTimeCodeRecord.Purpose(rawValue: "web_session")
+}

@@ -1,0 +1,304 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// `/oauth/authorize` and the pages it leads through (`/authorize/{flow}`): HTTP in and out; the
+/// rules are ``AuthorizeFlow``'s. Every form carries a CSRF token bound to the flow and to this
+/// browser's flow cookie.
+struct AuthorizeRoutes: Sendable {
+    let flow: AuthorizeFlow
+    let recovery: RecoveryFlow
+    let pages: HostedPages
+    let sessions: BrowserSessions
+    let secret: ServerSecret
+    let secureCookies: Bool
+    let flowLifetime: Int
+    let sessionLifetime: Int
+    let minPasswordLength: Int
+
+    /// A random value per browser that every authorize flow of that browser is bound to (its hash is
+    /// the flow's `csrfHash`). One per browser, not per flow, so two tabs can sign in at once.
+    static let bindingCookie = "gh_flow"
+
+    init(services: CoreServices, catalog: TemplateCatalog) {
+        self.flow = AuthorizeFlow(services: services)
+        self.recovery = RecoveryFlow(services: services)
+        self.pages = HostedPages(catalog: catalog)
+        self.sessions = services.browserSessions
+        self.secret = services.secret
+        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.flowLifetime = Int(services.settings.flowLifetime)
+        self.sessionLifetime = Int(services.settings.browserSessionLifetime)
+        self.minPasswordLength = services.settings.passwordPolicy.minLength
+    }
+
+    // MARK: The authorization endpoint
+
+    @Sendable func authorize(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let parameters: [String: String] =
+            request.method == .post
+            ? try await RequestDecoding.formFields(from: request)
+            : try FormBody.fields(Array((request.uri.query ?? "").utf8))
+        let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
+        let (binding, bindingCookie) = binding(request)
+        let browser = try await currentBrowser(request)
+        do {
+            switch try await flow.begin(parameters, repeated: [], browser: browser, binding: binding) {
+            case .respond(let answer):
+                return try pages.respond(answer, lang: lang)
+            case .show(let id):
+                return redirect(to: id, cookies: bindingCookie.map { [$0] } ?? [])
+            }
+        } catch let untrusted as AuthorizationRequest.Untrusted {
+            let redirectProblem = untrusted.detail.contains("redirect_uri")
+            return pages.error(
+                lang: lang, headingKey: redirectProblem ? "error_redirect_title" : "error_bad_request_title",
+                detailKey: redirectProblem ? "error_redirect" : "error_bad_request", status: .badRequest)
+        }
+    }
+
+    // MARK: Pages
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let id = try flowID(context)
+        guard let binding = Cookies(request)[Self.bindingCookie] else { return expired(request) }
+        let browser = try await currentBrowser(request)
+        let page = try await flow.page(id, binding: binding, browser: browser)
+        let lang = pages.language(uiLocales: page.request.uiLocales, request: request)
+        return render(page, lang: lang, binding: binding, view: request.uri.queryParameters.get("view").map { String($0) })
+    }
+
+    @Sendable func act(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let id = try flowID(context)
+        let action = context.parameters.get("action") ?? ""
+        let fields = try await RequestDecoding.formFields(from: request)
+        guard let binding = Cookies(request)[Self.bindingCookie], let sent = fields["csrf"],
+            Secrets.constantTimeEquals(csrf(id, binding), sent)
+        else { return expired(request) }
+        let browser = try await currentBrowser(request)
+        let meta = context.meta
+        do {
+            switch action {
+            case "password":
+                let (outcome, cookie) = try await flow.signIn(
+                    id, binding: binding, email: fields["email"] ?? "", password: fields["password"] ?? "", browser: browser, meta: meta)
+                return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "signup":
+                guard
+                    let (outcome, cookie) = try await flow.signUp(
+                        id, binding: binding, email: fields["email"] ?? "", password: fields["password"] ?? "",
+                        acceptTerms: fields["accept"] == "yes", browser: browser, meta: meta)
+                else {
+                    let page = try await flow.page(id, binding: binding, browser: browser)
+                    return pages.page(
+                        "check_mail", lang: language(page, request), client: page.client, titleKey: "check_mail_title",
+                        values: ["signin_url": "/authorize/\(id)"], texts: ["email": fields["email"] ?? ""], formTarget: page.request.redirectURI)
+                }
+                return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "continue":
+                guard let browser else { return redirect(to: id) }
+                return try await finish(try await flow.continueAs(id, binding: binding, browser: browser), request: request, binding: binding)
+            case "terms":
+                return try await finish(try await flow.acceptTerms(id, binding: binding, accepted: fields["accept"] == "yes"), request: request, binding: binding)
+            case "fields":
+                return try await finish(try await flow.submitFields(id, binding: binding, values: fields, meta: meta), request: request, binding: binding)
+            case "consent":
+                return try await finish(try await flow.consent(id, binding: binding, allow: fields["decision"] == "allow"), request: request, binding: binding)
+            case "cancel":
+                return try await finish(try await flow.cancel(id, binding: binding), request: request, binding: binding)
+            case "recovery":
+                let page = try await flow.page(id, binding: binding, browser: browser)
+                let email = fields["email"] ?? ""
+                _ = try await recovery.request(email: email, clientID: page.client.id, meta: meta)
+                return pages.page(
+                    "recovery", lang: language(page, request), client: page.client, titleKey: "recovery_title",
+                    values: ["sent": true, "signin_url": "/authorize/\(id)"], texts: ["email": email], formTarget: page.request.redirectURI)
+            default:
+                throw GatehouseError.notFound("No such page.")
+            }
+        } catch let error as GatehouseError {
+            guard let (key, status) = Self.shown(error) else { throw error }
+            let page = try await flow.page(id, binding: binding, browser: browser)
+            var response = render(
+                page, lang: language(page, request), binding: binding, view: action == "signup" ? "signup" : action == "recovery" ? "recovery" : nil,
+                error: key, fieldErrors: error.fieldErrors, submitted: fields, status: status)
+            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
+        }
+    }
+
+    /// Errors the user can act on: shown on the page they came from (key of the text, status).
+    static func shown(_ error: GatehouseError) -> (String, HTTPResponse.Status)? {
+        switch error.code {
+        case .invalidCredentials: ("error_credentials", .unauthorized)
+        case .emailNotVerified: ("error_not_verified", .forbidden)
+        case .accountDisabled: ("error_disabled", .forbidden)
+        case .rateLimited, .serverBusy: ("error_rate_limited", .tooManyRequests)
+        case .alreadyRegistered: ("error_signup_exists", .conflict)
+        case .validationFailed: ("error_field_invalid", .unprocessableContent)
+        default: nil
+        }
+    }
+
+    private func finish(_ outcome: AuthorizeFlow.Outcome, request: Request, binding: String, cookie: String? = nil) async throws -> Response {
+        let cookies = cookie.map { [BrowserSessionCookie.make(value: $0, maxAge: sessionLifetime, secure: secureCookies).headerValue] } ?? []
+        switch outcome {
+        case .show(let id):
+            return redirect(to: id, cookies: cookies)
+        case .respond(let answer):
+            return try pages.respond(answer, lang: pages.language(uiLocales: nil, request: request), cookies: cookies)
+        }
+    }
+
+    // MARK: Rendering
+
+    private func render(
+        _ page: AuthorizeFlow.Page, lang: String, binding: String, view: String?, error: String? = nil, fieldErrors: [FieldError] = [],
+        submitted: [String: String] = [:], status: HTTPResponse.Status = .ok
+    ) -> Response {
+        let id = page.flow.id
+        let base = "/authorize/\(id)"
+        let strings = pages.catalog.hostedStrings(lang: lang, values: ["client_name": page.client.name])
+        var values: [String: Any] = ["csrf": csrf(id, binding), "cancel_action": base + "/cancel", "signin_url": base]
+        var texts: [String: String] = [:]
+        if let error, let text = strings[error] { values["error"] = text }
+        let name: String
+        let title: String
+        switch page.flow.step {
+        case .terms:
+            name = "terms"
+            title = "terms_title"
+            values["action"] = base + "/terms"
+            values["terms"] = Self.terms(page.client, strings)
+            if error != nil { values["error"] = strings["error_terms_required"] }
+        case .fields:
+            name = "fields"
+            title = "fields_title"
+            values["action"] = base + "/fields"
+            values["fields"] = page.missingFields.map { field -> [String: Any] in
+                var item: [String: Any] = [
+                    "name": field, "label": strings["field_\(field)"] ?? field, "type": Self.inputType(field),
+                    "autocomplete": Self.autocomplete(field), "value": submitted[field] ?? "",
+                ]
+                if let fieldError = fieldErrors.first(where: { $0.field == field }) {
+                    item["error"] = strings[fieldError.code == .required ? "error_field_required" : "error_field_invalid"]
+                }
+                return item
+            }
+            if error != nil { values["error"] = nil }
+        case .consent:
+            name = "consent"
+            title = "consent_title"
+            values["action"] = base + "/consent"
+            values["scopes"] = page.request.scopes.map { ["name": $0, "description": strings["scope_\($0)"] ?? $0] }
+        default:
+            switch view {
+            case "signup":
+                name = "signup"
+                title = "signup_title"
+                values["action"] = base + "/signup"
+                values["min_length"] = minPasswordLength
+                values["terms"] = Self.terms(page.client, strings)
+                if let email = submitted["email"] { values["email"] = email }
+                if error == "error_field_invalid", let message = fieldErrors.first?.message { values["error"] = message }
+            case "recovery":
+                name = "recovery"
+                title = "recovery_title"
+                values["action"] = base + "/recovery"
+            default:
+                name = "signin"
+                title = "signin_title"
+                values["password_action"] = base + "/password"
+                values["continue_action"] = base + "/continue"
+                values["recovery_url"] = base + "?view=recovery"
+                values["signup_url"] = base + "?view=signup"
+                if let hint = submitted["email"] ?? page.request.loginHint, !hint.isEmpty { values["login_hint"] = hint }
+                if let current = page.continueAs, let email = current.email ?? current.phone {
+                    values["current_email"] = email
+                    texts["email"] = email
+                }
+            }
+        }
+        return pages.page(
+            name, lang: lang, client: page.client, titleKey: title, values: values, texts: texts, status: status,
+            formTarget: page.request.redirectURI)
+    }
+
+    static func terms(_ client: ClientRecord, _ strings: [String: String]) -> [[String: String]] {
+        let terms = TermsFlow.terms(client)
+        return [terms.platform, terms.client].compactMap { $0 }.compactMap { document in
+            guard let url = document.url else { return nil }
+            return ["title": "\(strings["terms_title"] ?? "Terms") (\(document.version))", "url": url]
+        }
+    }
+
+    static func inputType(_ field: String) -> String {
+        switch field {
+        case "birthdate": "date"
+        case "phone": "tel"
+        case "picture": "url"
+        default: "text"
+        }
+    }
+
+    static func autocomplete(_ field: String) -> String {
+        switch field {
+        case "name": "name"
+        case "given_name": "given-name"
+        case "family_name": "family-name"
+        case "birthdate": "bday"
+        case "picture": "photo"
+        case "locale": "language"
+        case "phone": "tel"
+        default: "off"
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func language(_ page: AuthorizeFlow.Page, _ request: Request) -> String {
+        pages.language(uiLocales: page.request.uiLocales, request: request)
+    }
+
+    private func csrf(_ id: UUID, _ binding: String) -> String {
+        secret.csrfToken(for: "authorize:\(id.uuidString.lowercased()):\(binding)")
+    }
+
+    private func flowID(_ context: AppRequestContext) throws -> UUID {
+        guard let raw = context.parameters.get("flow"), let id = UUID(uuidString: raw) else {
+            throw GatehouseError.notFound("No such sign-in.")
+        }
+        return id
+    }
+
+    /// The browser's flow cookie, or a new one (with its `Set-Cookie`).
+    private func binding(_ request: Request) -> (String, String?) {
+        if let value = Cookies(request)[Self.bindingCookie], value.utf8.count == 43,
+            value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        {
+            return (value, nil)
+        }
+        let value = Base64URL.encode(Secrets.randomBytes(32))
+        let cookie = SetCookie(name: Self.bindingCookie, value: value, path: "/", maxAge: max(flowLifetime, 3600), sameSite: .lax, secure: secureCookies)
+        return (value, cookie.headerValue)
+    }
+
+    func currentBrowser(_ request: Request) async throws -> BrowserPrincipal? {
+        guard let value = Cookies(request)[BrowserSessionCookie.name] else { return nil }
+        return try await sessions.authenticate(cookieValue: value)
+    }
+
+    private func redirect(to id: UUID, cookies: [String] = []) -> Response {
+        var response = PageResponses.redirect(to: URL(string: "/authorize/\(id.uuidString.lowercased())")!)
+        for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+        return response
+    }
+
+    private func expired(_ request: Request) -> Response {
+        pages.error(
+            lang: pages.language(uiLocales: nil, request: request), headingKey: "error_title", detailKey: "error_expired_form",
+            status: .forbidden)
+    }
+}

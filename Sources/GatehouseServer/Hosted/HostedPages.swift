@@ -1,0 +1,110 @@
+import Crypto
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Renders the hosted sign-in's pages: the client's branding, the reader's language (`ui_locales`
+/// first, then `Accept-Language`), and security headers that let a form lead only back here or to
+/// the client's registered redirect.
+struct HostedPages: Sendable {
+    let catalog: TemplateCatalog
+
+    static let defaultBrandColor = "#2754c5"
+
+    /// The only script any page runs: the form_post answer submits itself (its button works without it).
+    static let formPostScript = "document.forms[0].submit()"
+    static let formPostScriptHash = "sha256-" + Data(SHA256.hash(data: Data(formPostScript.utf8))).base64EncodedString()
+
+    func language(uiLocales: String?, request: Request) -> String {
+        if let uiLocales, !uiLocales.isEmpty {
+            // ui_locales is space-separated, best first; give it the shape Accept-Language has.
+            let preference = uiLocales.split(separator: " ").prefix(8).joined(separator: ",")
+            let lang = catalog.language(for: preference)
+            if lang != TemplateCatalog.fallbackLanguage || preference.lowercased().hasPrefix("en") { return lang }
+        }
+        return catalog.language(for: request.headers[.acceptLanguage])
+    }
+
+    func branding(_ client: ClientRecord?) -> [String: Any] {
+        var values: [String: Any] = [
+            "client_name": client?.name ?? "Gatehouse",
+            "brand_color": client?.settings.brandColor ?? Self.defaultBrandColor,
+        ]
+        // Only when set: an empty string would still open the template's section.
+        if let logo = client?.settings.logoURL { values["logo_url"] = logo }
+        return values
+    }
+
+    /// A page of the flow. `formTarget`: the client's redirect URI, where a form's redirect may lead.
+    func page(
+        _ name: String, lang: String, client: ClientRecord?, titleKey: String, values: [String: Any], texts: [String: String] = [:],
+        status: HTTPResponse.Status = .ok, formTarget: String? = nil, cookies: [String] = []
+    ) -> Response {
+        var texts = texts
+        texts["client_name"] = client?.name ?? "Gatehouse"
+        let title = catalog.hostedStrings(lang: lang, values: texts)[titleKey] ?? titleKey
+        let html = catalog.hostedPage(name, lang: lang, title: title, values: values, texts: texts, branding: branding(client))
+        return Self.respond(html, status: status, formAction: formTarget.flatMap(Self.source(of:)), cookies: cookies)
+    }
+
+    /// An error page: nothing proves where to send the browser, so it stays here.
+    func error(lang: String, client: ClientRecord? = nil, headingKey: String, detailKey: String, status: HTTPResponse.Status, cookies: [String] = [])
+        -> Response
+    {
+        let strings = catalog.hostedStrings(lang: lang, values: ["client_name": client?.name ?? "Gatehouse"])
+        return page(
+            "error", lang: lang, client: client, titleKey: headingKey,
+            values: ["heading": strings[headingKey] ?? headingKey, "detail": strings[detailKey] ?? detailKey], status: status,
+            cookies: cookies)
+    }
+
+    /// The answer to the client: a redirect, or a page whose form the browser posts there.
+    func respond(_ answer: AuthorizationResponse, lang: String, cookies: [String] = []) throws -> Response {
+        switch answer.mode {
+        case .query:
+            var response = PageResponses.redirect(to: try AuthorizationCodes.append(answer.fields, to: answer.redirectURI))
+            for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+            return response
+        case .formPost:
+            let html = catalog.hostedDocument(
+                "form_post", lang: lang,
+                values: ["redirect_uri": answer.redirectURI, "fields": answer.fields.map { ["name": $0.0, "value": $0.1] }], texts: [:])
+            return Self.respond(
+                html, status: .ok, formAction: Self.source(of: answer.redirectURI), cookies: cookies, script: Self.formPostScriptHash)
+        }
+    }
+
+    static func respond(_ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil) -> Response {
+        let csp =
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data: https:; "
+            + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"
+            + (script.map { "; script-src '\($0)'" } ?? "")
+        var headers: HTTPFields = [
+            .contentType: "text/html; charset=utf-8",
+            .contentSecurityPolicy: csp,
+            HTTPField.Name("X-Frame-Options")!: "DENY",
+            HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            HTTPField.Name("Referrer-Policy")!: "no-referrer",
+            .cacheControl: "no-store",
+        ]
+        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie)) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The CSP source that allows a form (or the redirect after it) to reach `uri`: its origin for
+    /// http(s), its scheme for an app's private-use scheme. Browsers apply `form-action` to the
+    /// redirects that follow a form post, so the client's redirect must be allowed.
+    static func source(of uri: String) -> String? {
+        guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased() else { return nil }
+        guard scheme == "http" || scheme == "https" else {
+            return scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) } ? scheme + ":" : nil
+        }
+        guard let host = components.host, !host.isEmpty,
+            host.allSatisfy({ $0.isLetter || $0.isNumber || "-.[]:".contains($0) })
+        else { return nil }
+        return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): ends the browser session and every
+/// app session it signed in, then returns to the client only at a `post_logout_redirect_uri` it
+/// registered, exactly.
+struct LogoutRoutes: Sendable {
+    let tokens: AccessTokens
+    let clients: ClientResolver
+    let sessions: BrowserSessions
+    let pages: HostedPages
+    let secret: ServerSecret
+    let secureCookies: Bool
+
+    init(services: CoreServices, catalog: TemplateCatalog) {
+        self.tokens = services.tokens
+        self.clients = services.clients
+        self.sessions = services.browserSessions
+        self.pages = HostedPages(catalog: catalog)
+        self.secret = services.secret
+        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+    }
+
+    /// What the request asks, checked: the client (from the hint or `client_id`) and where to go after.
+    struct Checked {
+        var client: ClientRecord?
+        var hint: IDTokenClaims?
+        var redirect: String?
+        var state: String?
+    }
+
+    @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let parameters: [String: String] =
+            request.method == .post
+            ? try await RequestDecoding.formFields(from: request)
+            : try FormBody.fields(Array((request.uri.query ?? "").utf8))
+        let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
+        let checked: Checked
+        do {
+            checked = try await check(parameters)
+        } catch let refused as Refused {
+            return pages.error(lang: lang, headingKey: refused.heading, detailKey: refused.detail, status: .badRequest)
+        }
+        let cookie = Cookies(request)[BrowserSessionCookie.name]
+        let browser = try await cookie.asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }
+        if let browser, let cookie {
+            // The hint names this browser's user: the client asks for its own user's logout. Anything
+            // else (no hint, another user's) asks the user first, so a link cannot sign anyone out.
+            let confirmed =
+                if let hint = checked.hint { hint.sub == browser.user.id.uuidString.lowercased() } else { false }
+            let posted = request.method == .post && parameters["confirm"] == "yes"
+            if posted {
+                guard let binding = Cookies(request)[AuthorizeRoutes.bindingCookie], let sent = parameters["csrf"],
+                    Secrets.constantTimeEquals(csrf(binding), sent)
+                else {
+                    return pages.error(lang: lang, headingKey: "error_title", detailKey: "error_expired_form", status: .forbidden)
+                }
+            } else if !confirmed {
+                return confirmation(parameters, checked: checked, lang: lang, request: request)
+            }
+            try await sessions.end(cookieValue: cookie)
+        }
+        let cleared = BrowserSessionCookie.make(value: "", maxAge: 0, secure: secureCookies).headerValue
+        if let redirect = checked.redirect {
+            var response = PageResponses.redirect(to: try AuthorizationCodes.append(checked.state.map { [("state", $0)] } ?? [], to: redirect))
+            response.headers.append(HTTPField(name: .setCookie, value: cleared))
+            return response
+        }
+        return pages.page("logged_out", lang: lang, client: checked.client, titleKey: "logged_out_title", values: [:], cookies: [cleared])
+    }
+
+    private func confirmation(_ parameters: [String: String], checked: Checked, lang: String, request: Request) -> Response {
+        var cookies: [String] = []
+        let binding: String
+        if let existing = Cookies(request)[AuthorizeRoutes.bindingCookie], existing.utf8.count == 43 {
+            binding = existing
+        } else {
+            binding = Base64URL.encode(Secrets.randomBytes(32))
+            cookies.append(SetCookie(name: AuthorizeRoutes.bindingCookie, value: binding, path: "/", maxAge: 3600, sameSite: .lax, secure: secureCookies).headerValue)
+        }
+        let hidden = ["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "ui_locales"].compactMap { name in
+            parameters[name].map { ["name": name, "value": $0] }
+        } + [["name": "confirm", "value": "yes"]]
+        return pages.page(
+            "logout", lang: lang, client: checked.client, titleKey: "logout_title",
+            values: ["action": "/oauth/logout", "csrf": csrf(binding), "hidden": hidden], formTarget: checked.redirect, cookies: cookies)
+    }
+
+    struct Refused: Error {
+        var heading: String
+        var detail: String
+    }
+
+    private func check(_ p: [String: String]) async throws -> Checked {
+        let bad = Refused(heading: "error_bad_request_title", detail: "error_bad_request")
+        var checked = Checked(state: p["state"])
+        if let raw = p["id_token_hint"], !raw.isEmpty {
+            guard let hint = await tokens.verifyIDTokenHint(raw) else { throw bad }
+            checked.hint = hint
+        }
+        let clientID = p["client_id"] ?? checked.hint?.aud
+        if let clientID, !clientID.isEmpty {
+            // A hint from one client and a client_id of another: which client asks is unclear.
+            if let hint = checked.hint, hint.aud != clientID { throw bad }
+            do {
+                checked.client = try await clients.resolve(clientID)
+            } catch let error as GatehouseError where error.category != .internalFailure && error.category != .unavailable {
+                throw bad
+            }
+        }
+        if let redirect = p["post_logout_redirect_uri"], !redirect.isEmpty {
+            // Never to an address the client did not register, and never without knowing the client.
+            guard let client = checked.client, client.settings.postLogoutRedirectURIs.contains(redirect) else {
+                throw Refused(heading: "error_redirect_title", detail: "error_redirect")
+            }
+            checked.redirect = redirect
+        }
+        return checked
+    }
+
+    private func csrf(_ binding: String) -> String {
+        secret.csrfToken(for: "logout:\(binding)")
+    }
+}
+
+extension Optional where Wrapped: Sendable {
+    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+        switch self {
+        case .some(let value): try await transform(value)
+        case .none: nil
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// `/userinfo` (OIDC Core §5.3) and the user's consents.
+struct UserInfoRoutes: Sendable {
+    let consents: ConsentsFlow
+
+    init(services: CoreServices) { self.consents = ConsentsFlow(services: services) }
+
+    /// The claims the access token's scopes release; an access token without `openid` gets 403
+    /// `insufficient_scope` (RFC 6750 §3.1).
+    @Sendable func userInfo(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let scopes = context.principal.session.scopes
+        guard scopes.contains("openid") else {
+            var response = try Responses.json(["error": "insufficient_scope", "error_description": "The token lacks the openid scope."], status: .forbidden, noStore: true)
+            response.headers[.wwwAuthenticate] = #"Bearer error="insufficient_scope", scope="openid""#
+            return response
+        }
+        return try Responses.json(
+            UserInfo(sub: context.principal.user.id.uuidString.lowercased(), claims: UserClaims(user: context.principal.user, scopes: scopes)),
+            noStore: true)
+    }
+
+    @Sendable func listConsents(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        try Responses.json(try await consents.list(context.principal), noStore: true)
+    }
+
+    @Sendable func revokeConsent(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        guard let clientID = context.parameters.get("client_id"), !clientID.isEmpty else { throw GatehouseError.notFound("No such consent.") }
+        try await consents.revoke(context.principal, clientID: clientID)
+        return Responses.noContent()
+    }
+
+    struct UserInfo: Encodable {
+        var sub: String
+        var claims: UserClaims
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(sub, forKey: .sub)
+            try claims.encode(to: encoder)
+        }
+
+        enum Key: String, CodingKey { case sub }
+    }
+}
