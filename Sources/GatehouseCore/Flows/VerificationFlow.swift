@@ -24,6 +24,9 @@ public struct VerificationFlow: Sendable {
         case redirect(URL)
         /// No app to return to: show a confirmation page.
         case confirmed(email: String)
+        /// The client still needs the user's terms or fields: the hosted pages of this flow first,
+        /// then the app with its code.
+        case continueFlow(UUID)
     }
 
     /// Same answer whether or not the address is known; the cool-down applies either way.
@@ -75,13 +78,20 @@ public struct VerificationFlow: Sendable {
         try await codes.isOpen(token: token, purpose: .verifyEmail)
     }
 
-    public func followLink(token: String) async throws -> LinkOutcome {
+    /// `binding`: the browser's flow cookie, for the pages the link may continue through (the client's
+    /// terms, its required fields) before the app gets its code.
+    public func followLink(token: String, binding: String) async throws -> LinkOutcome {
         let record = try await codes.redeem(token: token, purpose: .verifyEmail)
         let client = try await clients.resolve(record.clientID)
         let user = try await markVerified(record, method: "email_link")
         let link = record.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
         guard let redirect = link?.redirectTo, client.redirectURIs.contains(redirect) else {
             return .confirmed(email: user.email ?? "")
+        }
+        if let flow = try await AuthorizeFlow(services: services).continueLink(
+            user: user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode], binding: binding)
+        {
+            return .continueFlow(flow)
         }
         let code = try await AuthorizationCodes(services: services).issue(
             userID: user.id, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode])

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
@@ -51,5 +52,23 @@ enum BrowserSessionCookie {
 
     static func make(value: String, maxAge: Int, secure: Bool) -> SetCookie {
         SetCookie(name: name, value: value, path: "/", maxAge: maxAge, sameSite: .lax, secure: secure)
+    }
+}
+
+/// A random value per browser that every hosted flow of that browser is bound to (its hash is the
+/// flow's `csrfHash`; forms carry an HMAC of it). One per browser, not per flow, so two tabs can sign
+/// in at once; `Lax`, so the redirect from an app to `/oauth/authorize` brings it along.
+enum FlowBindingCookie {
+    static let name = "gh_flow"
+
+    /// The browser's value, or a new one with the `Set-Cookie` that gives it.
+    static func binding(_ request: Request, maxAge: Int, secure: Bool) -> (value: String, setCookie: String?) {
+        if let value = Cookies(request)[name], value.utf8.count == 43,
+            value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        {
+            return (value, nil)
+        }
+        let value = Base64URL.encode(Secrets.randomBytes(32))
+        return (value, SetCookie(name: name, value: value, path: "/", maxAge: maxAge, sameSite: .lax, secure: secure).headerValue)
     }
 }

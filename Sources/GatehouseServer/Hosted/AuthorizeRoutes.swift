@@ -18,9 +18,7 @@ struct AuthorizeRoutes: Sendable {
     let sessionLifetime: Int
     let minPasswordLength: Int
 
-    /// A random value per browser that every authorize flow of that browser is bound to (its hash is
-    /// the flow's `csrfHash`). One per browser, not per flow, so two tabs can sign in at once.
-    static let bindingCookie = "gh_flow"
+    static let bindingCookie = FlowBindingCookie.name
 
     init(services: CoreServices, catalog: TemplateCatalog) {
         self.flow = AuthorizeFlow(services: services)
@@ -228,9 +226,10 @@ struct AuthorizeRoutes: Sendable {
 
     static func terms(_ client: ClientRecord, _ strings: [String: String]) -> [[String: String]] {
         let terms = TermsFlow.terms(client)
-        return [terms.platform, terms.client].compactMap { $0 }.compactMap { document in
-            guard let url = document.url else { return nil }
-            return ["title": "\(strings["terms_title"] ?? "Terms") (\(document.version))", "url": url]
+        let version = strings["terms_version"] ?? "version"
+        return [(terms.platform, "terms_platform_link"), (terms.client, "terms_client_link")].compactMap { document, key in
+            guard let document, let url = document.url else { return nil }
+            return ["title": "\(strings[key] ?? key) (\(version) \(document.version))", "url": url]
         }
     }
 
@@ -273,16 +272,8 @@ struct AuthorizeRoutes: Sendable {
         return id
     }
 
-    /// The browser's flow cookie, or a new one (with its `Set-Cookie`).
     private func binding(_ request: Request) -> (String, String?) {
-        if let value = Cookies(request)[Self.bindingCookie], value.utf8.count == 43,
-            value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-        {
-            return (value, nil)
-        }
-        let value = Base64URL.encode(Secrets.randomBytes(32))
-        let cookie = SetCookie(name: Self.bindingCookie, value: value, path: "/", maxAge: max(flowLifetime, 3600), sameSite: .lax, secure: secureCookies)
-        return (value, cookie.headerValue)
+        FlowBindingCookie.binding(request, maxAge: max(flowLifetime, 3600), secure: secureCookies)
     }
 
     func currentBrowser(_ request: Request) async throws -> BrowserPrincipal? {

@@ -73,14 +73,8 @@ struct LogoutRoutes: Sendable {
     }
 
     private func confirmation(_ parameters: [String: String], checked: Checked, lang: String, request: Request) -> Response {
-        var cookies: [String] = []
-        let binding: String
-        if let existing = Cookies(request)[AuthorizeRoutes.bindingCookie], existing.utf8.count == 43 {
-            binding = existing
-        } else {
-            binding = Base64URL.encode(Secrets.randomBytes(32))
-            cookies.append(SetCookie(name: AuthorizeRoutes.bindingCookie, value: binding, path: "/", maxAge: 3600, sameSite: .lax, secure: secureCookies).headerValue)
-        }
+        let (binding, setCookie) = FlowBindingCookie.binding(request, maxAge: 3600, secure: secureCookies)
+        let cookies = setCookie.map { [$0] } ?? []
         let hidden = ["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "ui_locales"].compactMap { name in
             parameters[name].map { ["name": name, "value": $0] }
         } + [["name": "confirm", "value": "yes"]]

@@ -54,10 +54,15 @@ struct PageRoutes: Sendable {
         else {
             return message(lang, title: "failed_title", body: "expired_form", status: .forbidden)
         }
+        let (binding, setCookie) = FlowBindingCookie.binding(request, maxAge: 3600, secure: secureCookies)
         do {
-            switch try await verification.followLink(token: token) {
+            switch try await verification.followLink(token: token, binding: binding) {
             case .redirect(let url):
                 return PageResponses.redirect(to: url)
+            case .continueFlow(let id):
+                var response = PageResponses.redirect(to: URL(string: "/authorize/\(id.uuidString.lowercased())")!)
+                if let setCookie { response.headers.append(HTTPField(name: .setCookie, value: setCookie)) }
+                return response
             case .confirmed(let email):
                 return message(lang, title: "verified_title", body: "verified_body", values: ["email": email])
             }

@@ -1,0 +1,98 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// A browser for the in-process router: keeps the cookies it is given, sends them back, follows
+/// redirects that stay on the server, and reads the CSRF token off a page's form.
+final class HostedJar: @unchecked Sendable {
+    // Used from one test task at a time (the tests await each request), so no lock is needed.
+    let client: any TestClientProtocol
+    var cookies: [String: String] = [:]
+    var acceptLanguage: String?
+
+    init(_ client: any TestClientProtocol) { self.client = client }
+
+    func send(_ method: HTTPRequest.Method, _ uri: String, form: [(String, String)]? = nil, headers extra: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = extra
+        if !cookies.isEmpty { headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
+        var body: ByteBuffer?
+        if let form {
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            body = ByteBuffer(string: FormEncoding.encode(form))
+        }
+        let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+        for value in response.headers[values: .setCookie] {
+            let pair = value.split(separator: ";").first.map(String.init) ?? ""
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2 else { continue }
+            if value.contains("Max-Age=0") || parts[1].isEmpty { cookies[parts[0]] = nil } else { cookies[parts[0]] = parts[1] }
+        }
+        return response
+    }
+
+    /// GET, then follow same-server redirects; stops at a page or at a redirect elsewhere.
+    func open(_ uri: String) async throws -> TestResponse {
+        var response = try await send(.get, uri)
+        var hops = 0
+        while response.status == .seeOther || response.status == .found, let location = response.headers[.location], location.hasPrefix("/"),
+            hops < 10
+        {
+            response = try await send(.get, location)
+            hops += 1
+        }
+        return response
+    }
+
+    /// Posts a form of the page, then follows same-server redirects.
+    func submit(_ action: String, _ fields: [(String, String)], csrf: String?) async throws -> TestResponse {
+        var response = try await send(.post, action, form: (csrf.map { [("csrf", $0)] } ?? []) + fields)
+        var hops = 0
+        while response.status == .seeOther, let location = response.headers[.location], location.hasPrefix("/"), hops < 10 {
+            response = try await send(.get, location)
+            hops += 1
+        }
+        return response
+    }
+
+    static func csrf(_ page: TestResponse) -> String? { attribute(page.text, after: "name=\"csrf\" value=\"") }
+
+    /// A form's `action` by its id.
+    static func action(_ page: TestResponse, form id: String) -> String? {
+        guard let start = page.text.range(of: "<form id=\"\(id)\"") else { return nil }
+        return attribute(String(page.text[start.upperBound...]), after: "action=\"")
+    }
+
+    static func attribute(_ text: String, after marker: String) -> String? {
+        guard let start = text.range(of: marker) else { return nil }
+        return String(text[start.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
+            .replacingOccurrences(of: "&#x2F;", with: "/").replacingOccurrences(of: "&#x3D;", with: "=")
+    }
+
+    /// The query of an absolute redirect, decoded as a form.
+    static func query(_ response: TestResponse) -> [String: String] {
+        guard let location = response.headers[.location], let components = URLComponents(string: location) else { return [:] }
+        var out: [String: String] = [:]
+        for pair in (components.percentEncodedQuery ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            if parts.count == 2 { out[parts[0]] = parts[1] }
+        }
+        return out
+    }
+}
+
+/// An authorization request's query, form-encoded.
+func authorizeURI(_ fields: [(String, String)]) -> String {
+    "/oauth/authorize?" + FormEncoding.encode(fields)
+}
+
+func pkcePair() -> (verifier: String, challenge: String) {
+    WebWalk.pkce()
+}
