@@ -95,7 +95,15 @@ public enum NoRedirectHTTP {
         ) { completionHandler(nil) }
     }
 
-    static let session = URLSession(configuration: .ephemeral, delegate: Refuse(), delegateQueue: nil)
+    /// No cookie store: a test sends the cookies it means to (Foundation on Linux otherwise keeps a
+    /// Set-Cookie and sends it on later requests, whatever `httpShouldHandleCookies` says).
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return URLSession(configuration: configuration, delegate: Refuse(), delegateQueue: nil)
+    }()
 
     public static func send(_ method: String, _ url: URL, body: Data? = nil, headers: [String: String] = [:]) async throws -> Answer {
         var request = URLRequest(url: url)

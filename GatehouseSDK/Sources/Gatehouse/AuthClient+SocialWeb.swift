@@ -58,6 +58,10 @@ extension AuthClient {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "No sign-in was started here.")
         }
         socialState = nil
+        // RFC 9207: a redirect that names another issuer came from another server (a mix-up attack).
+        if let iss = value("iss"), iss != issuer {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "The redirect names another issuer.")
+        }
         if let error = value("error") {
             // Only an answer to this run's own state ends it: a forged error link after a relaunch
             // must not throw away the verifier a real answer still needs.
@@ -88,11 +92,24 @@ extension AuthClient {
         prefersEphemeralSession: Bool = false, progress: (@Sendable (SocialWebStep) -> Void)? = nil
     ) async throws -> SignInResult {
         let url = try await socialSignInURL(provider: provider)
+        progress?(.openingProvider(url))
+        let returned = try await presentWebAuthentication(
+            url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
+        progress?(.exchangingCode)
+        let result = try await completeSocialSignIn(from: returned)
+        progress?(.signedIn(isNew: result.isNew))
+        return result
+    }
+}
+extension AuthClient {
+    /// Shows `url` in the system's web authentication sheet until it returns to the redirect scheme.
+    func presentWebAuthentication(
+        _ url: URL, presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable, prefersEphemeralSession: Bool
+    ) async throws -> URL {
         guard let scheme = configuration.redirectURL?.scheme else {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL.")
         }
-        progress?(.openingProvider(url))
-        let returned: URL = try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { continuation in
             Task { @MainActor in
                 // The session must be kept alive while it is shown; the box holds it until its completion.
                 let keeper = SessionKeeper()
@@ -114,12 +131,9 @@ extension AuthClient {
                 }
             }
         }
-        progress?(.exchangingCode)
-        let result = try await completeSocialSignIn(from: returned)
-        progress?(.signedIn(isNew: result.isNew))
-        return result
     }
 }
+
 /// Holds an `ASWebAuthenticationSession` while it is shown (the framework does not).
 /// `@unchecked Sendable`: written once on the main actor before `start()` and cleared once in the
 /// completion handler, which the framework calls once after the sheet is gone; nothing else reads it.
