@@ -17,6 +17,7 @@ public struct BenchClient: Sendable {
     public struct Answer: Sendable {
         public var status: Int
         public var body: ByteBuffer
+        public var headers: HTTPHeaders = [:]
         public var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] }
         public func string(_ key: String) -> String? { json?[key] as? String }
     }
@@ -43,10 +44,16 @@ public struct BenchClient: Sendable {
         return try await send(request)
     }
 
-    public func get(_ path: String, bearer: String? = nil) async throws -> Answer {
+    public func get(_ path: String, bearer: String? = nil, cookie: String? = nil) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        if let cookie { request.headers.add(name: "Cookie", value: cookie) }
         return try await send(request)
+    }
+
+    /// A GET of an absolute URL (a web-session link), whatever its host says.
+    public func get(url: String) async throws -> Answer {
+        try await send(HTTPClientRequest(url: url))
     }
 
     /// Sends a target's call.
@@ -61,6 +68,6 @@ public struct BenchClient: Sendable {
     private func send(_ request: HTTPClientRequest) async throws -> Answer {
         let response = try await http.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 4 << 20)
-        return Answer(status: Int(response.status.code), body: body)
+        return Answer(status: Int(response.status.code), body: body, headers: response.headers)
     }
 }

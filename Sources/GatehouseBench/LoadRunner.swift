@@ -100,10 +100,12 @@ public struct LoadRunner: Sendable {
         var access: String
         var chain: RefreshChain?
         var device: BenchDevice?
+        /// The `gh_session` cookie of a signed-in browser (`authorize`).
+        var browserCookie: String?
     }
 
     private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
-        guard [.refresh, .introspect, .me, .device].contains(scenario) else { return nil }
+        guard [.refresh, .introspect, .me, .device, .authorize].contains(scenario) else { return nil }
         let user = users[worker % max(1, users.count)]
         // Set-up is not measured: a sign-in refused for load (5xx, 429; Glewlwyd's SQLite answers 500
         // when its database is busy) is retried a few times before the run gives up.
@@ -127,7 +129,22 @@ public struct LoadRunner: Sendable {
             made.authenticatorID = id
             device = made
         }
-        return Session(access: access, chain: refresh.map(RefreshChain.init), device: device)
+        var browserCookie: String?
+        if scenario == .authorize {
+            // The browser signs in the way an app hands its user to the web: a one-time web-session URL.
+            let created = try await client.send(target.webSession(access: access))
+            guard let url = created.string("url") else {
+                throw BenchError.setup("web-session answered \(created.status): \(String(buffer: created.body).prefix(200))")
+            }
+            // The URL names the server's public address; the bench talks to the address it was given.
+            let path = URLComponents(string: url).map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") } ?? url
+            let opened = try await client.get(path)
+            guard let cookie = opened.headers["set-cookie"].first(where: { $0.hasPrefix("gh_session=") })?.split(separator: ";").first else {
+                throw BenchError.setup("web-session link answered \(opened.status) without a browser session")
+            }
+            browserCookie = String(cookie)
+        }
+        return Session(access: access, chain: refresh.map(RefreshChain.init), device: device, browserCookie: browserCookie)
     }
 
     private func worker(
@@ -158,6 +175,8 @@ public struct LoadRunner: Sendable {
                 let answer =
                     if scenario == .device {
                         try await deviceSignIn(session!.device!)
+                    } else if scenario == .authorize {
+                        try await hostedSignIn(cookie: session!.browserCookie!)
                     } else {
                         try await client.send(try call(for: scenario, pick: pick, session: session))
                     }
@@ -207,8 +226,22 @@ public struct LoadRunner: Sendable {
             return target.socialAccessToken(provider: BenchIdentityProvider.accessProviderID, accessToken: "bench-gh-\(pick % max(1, users.count))")
         case .mixed: preconditionFailure("mixed runs as two phases")
         case .device: preconditionFailure("device runs as two calls")
+        case .authorize: preconditionFailure("authorize runs as two calls")
         }
     }
+
+    /// Single sign-on and the code exchange; a refused authorization is the answer.
+    private func hostedSignIn(cookie: String) async throws -> BenchClient.Answer {
+        let authorized = try await client.get(target.authorizePath(challenge: Self.benchPKCE.challenge), cookie: cookie)
+        guard authorized.status == 303, let location = authorized.headers["location"].first,
+            let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value
+        else { return authorized }
+        return try await client.send(target.exchange(code: code, verifier: Self.benchPKCE.verifier))
+    }
+
+    /// One PKCE pair for the whole run: the exchange checks it like any other, and no two requests
+    /// share a code.
+    static let benchPKCE = (verifier: "bench-verifier-0123456789-abcdefghijklmnopqrstuvwxyz", challenge: "2jWB5HORkKgqnTwY916xUGwDhNNXcfic4GfY6Udgc-4")
 
     /// A challenge and its signed answer; a refused challenge is the answer.
     private func deviceSignIn(_ device: BenchDevice) async throws -> BenchClient.Answer {

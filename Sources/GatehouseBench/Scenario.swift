@@ -5,11 +5,14 @@ import Foundation
 /// sign-in: a challenge, then its signed answer (two requests, timed together). `social` is a sign-in
 /// with a provider's ID token (a fresh one per request, for one of the seeded subjects);
 /// `social-access` one with a GitHub access token, which the server proves with the provider's token
-/// check and reads the profile of (three calls to the bench's provider per sign-in).
+/// check and reads the profile of (three calls to the bench's provider per sign-in). `authorize` is the
+/// hosted sign-in's single sign-on: a browser with a Gatehouse session asks `/oauth/authorize` with
+/// `prompt=none`, then the client exchanges the code with its PKCE verifier (two requests, timed together).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social
     case socialAccess = "social-access"
     case clientCredentials = "client-credentials"
+    case authorize
     case mixed
 }
 

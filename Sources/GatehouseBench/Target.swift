@@ -77,6 +77,35 @@ public struct Target: Sendable {
         }
     }
 
+    /// The bench client's registered redirect URI (`scripts/bench` registers it).
+    public static let redirectURI = "https://bench.example/cb"
+
+    /// `prompt=none` for a signed-in browser: the answer is a redirect with a code.
+    public func authorizePath(challenge: String) -> String {
+        var components = URLComponents()
+        components.path = "/oauth/authorize"
+        components.queryItems = [
+            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: clientID),
+            URLQueryItem(name: "redirect_uri", value: Self.redirectURI), URLQueryItem(name: "scope", value: "openid"),
+            URLQueryItem(name: "state", value: "bench"), URLQueryItem(name: "prompt", value: "none"),
+            URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
+        ]
+        return components.string ?? "/oauth/authorize"
+    }
+
+    public func exchange(code: String, verifier: String) -> Call {
+        Call(
+            path: tokenPath,
+            body: .form([
+                ("grant_type", "authorization_code"), ("code", code), ("client_id", clientID), ("redirect_uri", Self.redirectURI),
+                ("code_verifier", verifier),
+            ]))
+    }
+
+    public func webSession(access: String) -> Call {
+        Call(path: "/v1/web-session", body: .json(["redirect_to": "/"]), bearer: access)
+    }
+
     public func login(_ user: SeedUser) -> Call {
         switch kind {
         case .gatehouse:
