@@ -474,4 +474,70 @@ struct HostedSignInTests {
             #expect(json.status == .unsupportedMediaType)
         }
     }
+
+    @Test("HS-11: a client that offers one-time codes shows the code form on the sign-in page; the code goes by mail, a wrong one shows the code page again with 401, the right one signs the browser in (an unknown address gets an account) and the client gets its code")
+    func oneTimeCode() async throws {
+        let (server, _) = try await Self.start(["methods=password,email_otp"])
+        try await server.withRouter { client in
+            let jar = HostedJar(client)
+            let pkce = pkcePair()
+            let page = try await jar.open(Self.request(challenge: pkce.challenge))
+            let action = try #require(HostedJar.action(page, form: "otp"), "\(page.text)")
+            let email = "code-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let codePage = try await jar.submit(action, [("identifier", email)], csrf: HostedJar.csrf(page))
+            #expect(codePage.status == .ok && codePage.text.contains("id=\"otp-verify\"") && codePage.text.contains(email), "\(codePage.text)")
+            try await server.deliverMail()
+            let code = try #require(server.lastMail(to: email, kind: "otp")?.code)
+            let verify = try #require(HostedJar.action(codePage, form: "otp-verify"))
+            let wrong = try await jar.submit(verify, [("identifier", email), ("code", code == "000000" ? "111111" : "000000")], csrf: HostedJar.csrf(codePage))
+            #expect(wrong.status == .unauthorized && wrong.text.contains("id=\"otp-verify\"") && wrong.text.contains("id=\"error\""))
+            let answer = try await jar.submit(verify, [("identifier", email), ("code", code)], csrf: HostedJar.csrf(wrong))
+            #expect(answer.status == .seeOther, "\(answer.text)")
+            #expect(jar.cookies["gh_session"] != nil)
+            let tokens = try await Self.exchange(client, code: try #require(HostedJar.query(answer)["code"]), verifier: pkce.verifier)
+            #expect(tokens.status == .ok)
+            let id = try decodeClaims(try #require(tokens.string("id_token")))
+            #expect(id["email"] as? String == email && id["amr"] as? [String] == ["otp"] && id["email_verified"] as? Bool == true, "\(id)")
+        }
+    }
+
+    @Test("HS-12: the client's social providers are buttons on the sign-in page; one leads through the provider (Gatehouse's own state, cookie and PKCE) and back into the flow, which signs the browser in and answers the client with a code; a cancel at the provider comes back to the sign-in page with an error, and the flow goes on")
+    func providerButtons() async throws {
+        let fake = try await SocialFixtures.startProvider()
+        defer { fake.stop() }
+        let server = try await SocialFixtures.server(fake)
+        _ = try await server.createClient(id: "spa", redirectURIs: [Self.spa], settings: ["email_verification=off", "social_providers=github,x"])
+        try await server.withRouter { client in
+            let jar = HostedJar(client)
+            let walk = WebWalk(client: client, fake: fake)
+            let pkce = pkcePair()
+            let page = try await jar.open(Self.request(challenge: pkce.challenge))
+            #expect(page.text.contains("id=\"social-github\"") && page.text.contains("GitHub") && page.text.contains("id=\"social-x\""), "\(page.text)")
+            let button = try #require(HostedJar.attribute(page.text, after: "id=\"social-github\" href=\""))
+
+            func viaProvider(deny: Bool) async throws -> TestResponse {
+                let toProvider = try await jar.send(.get, button)
+                #expect(toProvider.status == .found, "\(toProvider.text)")
+                let started = WebWalk.Started(
+                    providerURL: try #require(toProvider.headers[.location].flatMap(URL.init(string:))), cookie: nil, status: toProvider.status,
+                    text: "")
+                let back = try await walk.approve(started, user: "octo", deny: deny)
+                return try await jar.send(.get, back.path + (back.query.map { "?" + $0 } ?? ""))
+            }
+            let cancelled = try await viaProvider(deny: true)
+            #expect(cancelled.status == .found && cancelled.headers[.location]?.hasPrefix("/authorize/") == true, "\(cancelled.headers)")
+            let shown = try await jar.open(try #require(cancelled.headers[.location]))
+            #expect(shown.status == .unauthorized && shown.text.contains("id=\"error\"") && shown.text.contains("id=\"signin\""))
+
+            let landed = try await viaProvider(deny: false)
+            #expect(landed.status == .seeOther && landed.headers[.location]?.hasPrefix(Self.spa + "?") == true, "\(landed.status) \(landed.text)")
+            #expect(jar.cookies["gh_session"] != nil)
+            let tokens = try await Self.exchange(client, code: try #require(HostedJar.query(landed)["code"]), verifier: pkce.verifier)
+            #expect(tokens.status == .ok, "\(tokens.text)")
+            #expect(try decodeClaims(try #require(tokens.string("id_token")))["amr"] as? [String] == ["fed"])
+            // The browser is signed in now: the next authorization needs no provider.
+            let again = try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
+            #expect(HostedJar.query(again)["code"] != nil)
+        }
+    }
 }

@@ -79,6 +79,31 @@ public struct OTPFlow: Sendable {
     }
 
     public func verify(_ request: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
+        let issuer = self.issuer
+        let scope = request.scope
+        let signedIn = try await verify(request, meta: meta) { user, amr, client, stores in
+            try await issuer.start(
+                user: user, client: client, amr: amr, scopes: SessionIssuer.grant(requested: scope, client: client), meta: meta, stores: stores)
+        }
+        return try await issuer.response(
+            session: signedIn.started.session, refreshToken: signedIn.started.refreshToken, client: signedIn.client, user: signedIn.user,
+            isNew: signedIn.isNew, nonce: request.nonce)
+    }
+
+    /// What a code sign-in started, for whom, through which client, and whether it made the account.
+    public struct SignedIn<Started: Sendable>: Sendable {
+        public var started: Started
+        public var user: UserRecord
+        public var client: ClientRecord
+        public var isNew: Bool
+    }
+
+    /// The code sign-in with what it starts left to the caller: `start` runs in the transaction that
+    /// records the sign-in (an app session, or a browser's on the hosted page).
+    public func verify<Started: Sendable>(
+        _ request: OTPVerifyRequest, meta: RequestMeta,
+        start: @escaping @Sendable (UserRecord, [String], ClientRecord, any Stores) async throws -> Started
+    ) async throws -> SignedIn<Started> {
         let client = try await clients.resolve(request.clientId)
         let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
@@ -93,10 +118,9 @@ public struct OTPFlow: Sendable {
         ) { try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id) }
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()
-        let scopes = SessionIssuer.grant(requested: request.scope, client: client)
         let password = services.password
         let amr = identifier.channel == .sms ? [AuthenticationMethod.sms] : [AuthenticationMethod.oneTimeCode]
-        let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, SessionIssuer.Started) in
+        let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, Started) in
             var isNew = false
             var user = try await identifier.findUser(in: stores)
             if user == nil {
@@ -149,15 +173,13 @@ public struct OTPFlow: Sendable {
             if request.acceptTerms == true {
                 try await TermsAcceptance.record(userID: signedIn.id, client: client, at: now, stores: stores)
             }
-            let started = try await issuer.start(user: signedIn, client: client, amr: amr, scopes: scopes, meta: meta, stores: stores)
+            let started = try await start(signedIn, amr, client, stores)
             return (signedIn, isNew, started)
         }
         await services.hooks.after(
             HookEvent(
                 point: outcome.1 ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
                 userID: outcome.0.id, meta: meta))
-        return try await issuer.response(
-            session: outcome.2.session, refreshToken: outcome.2.refreshToken, client: client, user: outcome.0,
-            isNew: outcome.1, nonce: request.nonce)
+        return SignedIn(started: outcome.2, user: outcome.0, client: client, isNew: outcome.1)
     }
 }

@@ -25,6 +25,8 @@ public struct SocialWebFlow: Sendable {
         /// Sign in with Apple's first-sign-in name, from its `form_post` (kept here, not in a URL).
         var givenName: String?
         var familyName: String?
+        /// Started from a hosted sign-in page: the authorize flow to go on with (no app code).
+        var hostedFlow: UUID?
     }
 
     /// Apple's answer arrives as a cross-site POST, without the flow's SameSite=Lax cookie. Its name
@@ -80,6 +82,24 @@ public struct SocialWebFlow: Sendable {
             result.invalidate(field: "state", code: .tooLong, message: "Use at most 512 bytes.")
         }
         guard result.isValid, let redirectTo else { throw GatehouseError.validation(result) }
+        return try await begin(
+            provider: provider, client: client, redirectTo: redirectTo, pkce: pkce, state: state,
+            data: FlowData(provider: provider.id, acceptTerms: acceptTerms ? true : nil), meta: meta)
+    }
+
+    /// A provider button on the hosted sign-in page: the same round trip, back into the authorize flow
+    /// `authorizeFlowID` (whose browser binding the caller checked) instead of to an app.
+    public func startHosted(providerID: String, authorizeFlowID: UUID, clientID: String, meta: RequestMeta) async throws -> Started {
+        let client = try await services.clients.resolve(clientID)
+        let provider = try SocialAccounts.provider(providerID, for: client, services: services)
+        return try await begin(
+            provider: provider, client: client, redirectTo: "/authorize/" + authorizeFlowID.uuidString.lowercased(), pkce: nil, state: nil,
+            data: FlowData(provider: provider.id, hostedFlow: authorizeFlowID), meta: meta)
+    }
+
+    private func begin(
+        provider: SocialProvider, client: ClientRecord, redirectTo: String, pkce: PKCEChallenge?, state: String?, data: FlowData, meta: RequestMeta
+    ) async throws -> Started {
         let now = services.clock.now()
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
         let endpoints = try await endpoints(provider, client: client, meta: meta)
@@ -89,7 +109,7 @@ public struct SocialWebFlow: Sendable {
         let nonce = Base64URL.encode(Secrets.randomBytes(32))
         let flow = FlowRecord(
             kind: .social, clientID: client.id, redirectURI: redirectTo, pkce: pkce, nonce: nonce, state: state,
-            csrfHash: Secrets.sha256Hex(browserToken), data: String(decoding: try JSONEncoder().encode(FlowData(provider: provider.id, acceptTerms: acceptTerms ? true : nil)), as: UTF8.self),
+            csrfHash: Secrets.sha256Hex(browserToken), data: String(decoding: try JSONEncoder().encode(data), as: UTF8.self),
             createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime))
         try await services.persistence.transaction { try await $0.flows.insert(flow) }
 
@@ -122,22 +142,39 @@ public struct SocialWebFlow: Sendable {
         /// Sign in with Apple's `user` field (first sign-in only): `{"name": {"firstName", "lastName"}}`.
         public var appleUser: String?
         public var meta: RequestMeta
+        /// For a sign-in started on the hosted page: the browser's flow cookie and its session, if any.
+        public var hostedBinding: String?
+        public var browser: BrowserSessionRecord?
 
-        public init(state: String?, code: String?, error: String?, browserToken: String?, appleUser: String?, meta: RequestMeta) {
+        public init(
+            state: String?, code: String?, error: String?, browserToken: String?, appleUser: String?, meta: RequestMeta,
+            hostedBinding: String? = nil, browser: BrowserSessionRecord? = nil
+        ) {
             self.state = state
             self.code = code
             self.error = error
             self.browserToken = browserToken
             self.appleUser = appleUser
             self.meta = meta
+            self.hostedBinding = hostedBinding
+            self.browser = browser
         }
+    }
+
+    /// Where the callback leads.
+    public enum Answer: Sendable {
+        /// Back to the app (a code or an error), or to the hosted page (an error to show there).
+        case redirect(URL)
+        /// The hosted sign-in went on: its next page or the client's answer, and the browser's new
+        /// session cookie when one began.
+        case hosted(AuthorizeFlow.Outcome, cookie: String?)
     }
 
     /// Where the browser goes next: the app's `redirect_to` with `code` and `state`, or with `error`
     /// and `state` when the sign-in failed after the flow was proved to be this browser's. A callback
     /// that names no open flow of this browser throws (a page, never a redirect: nothing proves whose
     /// redirect it would be).
-    public func callback(providerID: String, _ callback: Callback) async throws -> URL {
+    public func callback(providerID: String, _ callback: Callback) async throws -> Answer {
         guard let state = callback.state, let flowID = UUID(uuidString: state) else { throw GatehouseError.flowExpired }
         let now = services.clock.now()
         guard let flow = try await services.persistence.read({ try await $0.flows.find(id: flowID) }), flow.kind == .social,
@@ -152,6 +189,7 @@ public struct SocialWebFlow: Sendable {
         guard try await services.persistence.transaction({ try await $0.flows.consume(id: flowID, at: now) }) != nil else {
             throw GatehouseError.flowExpired
         }
+        if let hosted = data.hostedFlow { return try await hostedCallback(hosted, flow: flow, providerID: providerID, data: data, callback) }
         func back(_ items: [(String, String)]) throws -> URL {
             try AuthorizationCodes.append(items + (flow.state.map { [("state", $0)] } ?? []), to: redirect)
         }
@@ -159,26 +197,67 @@ public struct SocialWebFlow: Sendable {
         do {
             if let error = callback.error {
                 services.logger.info("provider refused the sign-in", metadata: ["provider": "\(providerID)", "error": "\(error.prefix(64))"])
-                return try back([("error", ErrorCode.accessDenied.rawValue)])
-            }
-            guard let code = callback.code, !code.isEmpty, code.utf8.count <= 2048 else {
-                throw GatehouseError.badRequest("The provider sent no code.")
+                return .redirect(try back([("error", ErrorCode.accessDenied.rawValue)]))
             }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
-            let grant = try await signIn(
-                flow: flow, code: code, provider: provider, client: client, callback: callback, redirect: redirect, data: data)
-            return try back([("code", grant)])
+            let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
+            let name = names(data, callback)
+            let codes = AuthorizationCodes(services: services)
+            let pkce = flow.pkce
+            let acceptTerms = data.acceptTerms == true
+            let grant = try await SocialAccounts(services: services).signIn(
+                claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta
+            ) { user, credentialID, isNew, stores in
+                try await codes.issue(
+                    userID: user.id, client: client, redirectURI: redirect, pkce: pkce, amr: [AuthenticationMethod.federated], isNew: isNew,
+                    credentialID: credentialID, acceptTerms: acceptTerms, stores: stores)
+            }.result
+            return .redirect(try back([("code", grant)]))
         } catch let error as GatehouseError where error.category != .internalFailure {
-            return try back([("error", error.code.rawValue)])
+            return .redirect(try back([("error", error.code.rawValue)]))
         }
     }
 
-    private func signIn(
-        flow: FlowRecord, code: String, provider: SocialProvider, client: ClientRecord, callback: Callback, redirect: String,
-        data: FlowData
-    ) async throws -> String {
-        let acceptTerms = data.acceptTerms == true
-        let meta = callback.meta
+    /// The hosted page's provider sign-in: the browser signs in and the authorize flow goes on; a
+    /// failure goes back to the sign-in page, which says so.
+    private func hostedCallback(_ authorizeFlow: UUID, flow: FlowRecord, providerID: String, data: FlowData, _ callback: Callback) async throws
+        -> Answer
+    {
+        let page = "/authorize/" + authorizeFlow.uuidString.lowercased()
+        guard let binding = callback.hostedBinding else { throw GatehouseError.csrfMismatch }
+        let client = try await services.clients.resolve(flow.clientID)
+        do {
+            if callback.error != nil { return .redirect(try AuthorizationCodes.append([("error", ErrorCode.accessDenied.rawValue)], to: page)) }
+            let provider = try SocialAccounts.provider(providerID, for: client, services: services)
+            let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
+            let name = names(data, callback)
+            let sessions = services.browserSessions
+            let meta = callback.meta
+            let current = callback.browser
+            let signedIn = try await SocialAccounts(services: services).signIn(
+                claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: meta
+            ) { user, _, _, stores in
+                try await sessions.signedIn(user: user, amr: [AuthenticationMethod.federated], current: current, meta: meta, stores: stores)
+            }
+            let outcome = try await AuthorizeFlow(services: services).federated(
+                authorizeFlow, binding: binding, session: signedIn.result.session, user: signedIn.user)
+            return .hosted(outcome, cookie: signedIn.result.cookieValue)
+        } catch let error as GatehouseError where error.category != .internalFailure && error.code != .flowExpired && error.code != .csrfFailed {
+            return .redirect(try AuthorizationCodes.append([("error", error.code.rawValue)], to: page))
+        }
+    }
+
+    private func names(_ data: FlowData, _ callback: Callback) -> (given: String?, family: String?) {
+        data.givenName != nil || data.familyName != nil ? (data.givenName, data.familyName) : Self.appleName(callback.appleUser)
+    }
+
+    /// Exchanges the provider's code and reads who the person is (the ID token, or the profile).
+    private func providerClaims(flow: FlowRecord, code: String?, provider: SocialProvider, client: ClientRecord, meta: RequestMeta)
+        async throws -> FederatedClaims
+    {
+        guard let code, !code.isEmpty, code.utf8.count <= 2048 else {
+            throw GatehouseError.badRequest("The provider sent no code.")
+        }
         let accounts = SocialAccounts(services: services)
         let endpoints = try await endpoints(provider, client: client, meta: meta)
         let now = services.clock.now()
@@ -198,17 +277,7 @@ public struct SocialWebFlow: Sendable {
             guard let access = tokens.accessToken else { throw IDTokenError.malformed }
             return try await api.profile(accessToken: access, provider: provider, userinfoURL: endpoints.userinfo)
         }
-        let name: (given: String?, family: String?) =
-            data.givenName != nil || data.familyName != nil ? (data.givenName, data.familyName) : Self.appleName(callback.appleUser)
-        let codes = AuthorizationCodes(services: services)
-        let pkce = flow.pkce
-        return try await accounts.signIn(
-            claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: meta
-        ) { user, credentialID, isNew, stores in
-            try await codes.issue(
-                userID: user.id, client: client, redirectURI: redirect, pkce: pkce, amr: [AuthenticationMethod.federated], isNew: isNew,
-                credentialID: credentialID, acceptTerms: acceptTerms, stores: stores)
-        }.result
+        return claims
     }
 
     /// Gatehouse's own PKCE verifier towards the provider, derived from the flow id under the server

@@ -10,6 +10,8 @@ import Hummingbird
 struct AuthorizeRoutes: Sendable {
     let flow: AuthorizeFlow
     let recovery: RecoveryFlow
+    let socialWeb: SocialWebFlow
+    let providers: [String: SocialProvider]
     let pages: HostedPages
     let sessions: BrowserSessions
     let secret: ServerSecret
@@ -23,6 +25,8 @@ struct AuthorizeRoutes: Sendable {
     init(services: CoreServices, catalog: TemplateCatalog) {
         self.flow = AuthorizeFlow(services: services)
         self.recovery = RecoveryFlow(services: services)
+        self.socialWeb = SocialWebFlow(services: services)
+        self.providers = services.social.providers
         self.pages = HostedPages(catalog: catalog)
         self.sessions = services.browserSessions
         self.secret = services.secret
@@ -43,7 +47,7 @@ struct AuthorizeRoutes: Sendable {
         let (binding, bindingCookie) = binding(request)
         let browser = try await currentBrowser(request)
         do {
-            switch try await flow.begin(parameters, repeated: [], browser: browser, binding: binding) {
+            switch try await flow.begin(parameters, repeated: [], browser: browser, binding: binding, meta: context.meta) {
             case .respond(let answer):
                 return try pages.respond(answer, lang: lang)
             case .show(let id):
@@ -65,7 +69,11 @@ struct AuthorizeRoutes: Sendable {
         let browser = try await currentBrowser(request)
         let page = try await flow.page(id, binding: binding, browser: browser)
         let lang = pages.language(uiLocales: page.request.uiLocales, request: request)
-        return render(page, lang: lang, binding: binding, view: request.uri.queryParameters.get("view").map { String($0) })
+        // A provider's sign-in that failed comes back here with its error code.
+        let error = request.uri.queryParameters.get("error").map { $0 == "identity_link_required" ? "error_identity_link_required" : "error_social" }
+        return render(
+            page, lang: lang, binding: binding, view: request.uri.queryParameters.get("view").map { String($0) }, error: error,
+            status: error == nil ? .ok : .unauthorized)
     }
 
     @Sendable func act(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -95,6 +103,15 @@ struct AuthorizeRoutes: Sendable {
                         values: ["signin_url": "/authorize/\(id)"], texts: ["email": fields["email"] ?? ""], formTarget: page.request.redirectURI)
                 }
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "otp":
+                let identifier = fields["identifier"] ?? ""
+                _ = try await flow.sendCode(id, binding: binding, identifier: identifier, meta: meta)
+                let page = try await flow.page(id, binding: binding, browser: browser)
+                return render(page, lang: language(page, request), binding: binding, view: "otp_code", submitted: ["identifier": identifier])
+            case "otp-verify":
+                let (outcome, cookie) = try await flow.verifyCode(
+                    id, binding: binding, identifier: fields["identifier"] ?? "", code: fields["code"] ?? "", browser: browser, meta: meta)
+                return try await finish(outcome, request: request, binding: binding, cookie: cookie)
             case "continue":
                 guard let browser else { return redirect(to: id) }
                 return try await finish(try await flow.continueAs(id, binding: binding, browser: browser), request: request, binding: binding)
@@ -120,10 +137,19 @@ struct AuthorizeRoutes: Sendable {
             guard let (key, status) = Self.shown(error) else { throw error }
             let page = try await flow.page(id, binding: binding, browser: browser)
             var response = render(
-                page, lang: language(page, request), binding: binding, view: action == "signup" ? "signup" : action == "recovery" ? "recovery" : nil,
+                page, lang: language(page, request), binding: binding, view: Self.view(after: action),
                 error: key, fieldErrors: error.fieldErrors, submitted: fields, status: status)
             if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
+        }
+    }
+
+    /// The page a failed form is shown on again.
+    static func view(after action: String) -> String? {
+        switch action {
+        case "signup", "recovery": action
+        case "otp-verify": "otp_code"
+        default: nil
         }
     }
 
@@ -136,18 +162,28 @@ struct AuthorizeRoutes: Sendable {
         case .rateLimited, .serverBusy: ("error_rate_limited", .tooManyRequests)
         case .alreadyRegistered: ("error_signup_exists", .conflict)
         case .validationFailed: ("error_field_invalid", .unprocessableContent)
+        case .invalidCode, .codeExpired: ("error_code", .unauthorized)
+        case .notEnabled: ("error_otp_unavailable", .forbidden)
         default: nil
         }
     }
 
     private func finish(_ outcome: AuthorizeFlow.Outcome, request: Request, binding: String, cookie: String? = nil) async throws -> Response {
-        let cookies = cookie.map { [BrowserSessionCookie.make(value: $0, maxAge: sessionLifetime, secure: secureCookies).headerValue] } ?? []
-        switch outcome {
-        case .show(let id):
-            return redirect(to: id, cookies: cookies)
-        case .respond(let answer):
-            return try pages.respond(answer, lang: pages.language(uiLocales: nil, request: request), cookies: cookies)
-        }
+        try pages.answer(outcome, request: request, browserCookie: cookie, sessionLifetime: sessionLifetime, secure: secureCookies)
+    }
+
+    /// A provider button: the provider's round trip, back into this flow.
+    @Sendable func social(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let id = try flowID(context)
+        let provider = try SocialRoutes.provider(context)
+        guard let binding = Cookies(request)[Self.bindingCookie] else { return expired(request) }
+        let page = try await flow.page(id, binding: binding, browser: nil)
+        guard page.flow.step == .started else { throw GatehouseError.flowExpired }
+        let started = try await socialWeb.startHosted(providerID: provider, authorizeFlowID: id, clientID: page.client.id, meta: context.meta)
+        var response = PageResponses.redirect(to: started.providerURL)
+        response.status = .found
+        response.headers[.setCookie] = SocialRoutes.cookie(provider: provider, flowID: started.flowID, value: started.browserToken, secure: secureCookies).headerValue
+        return response
     }
 
     // MARK: Rendering
@@ -205,6 +241,12 @@ struct AuthorizeRoutes: Sendable {
                 name = "recovery"
                 title = "recovery_title"
                 values["action"] = base + "/recovery"
+            case "otp_code":
+                name = "otp_code"
+                title = "otp_code_title"
+                values["action"] = base + "/otp-verify"
+                values["identifier"] = submitted["identifier"] ?? ""
+                texts["identifier"] = submitted["identifier"] ?? ""
             default:
                 name = "signin"
                 title = "signin_title"
@@ -212,6 +254,15 @@ struct AuthorizeRoutes: Sendable {
                 values["continue_action"] = base + "/continue"
                 values["recovery_url"] = base + "?view=recovery"
                 values["signup_url"] = base + "?view=signup"
+                let social = page.client.settings.socialProviders.compactMap { id -> [String: String]? in
+                    guard let provider = providers[id] else { return nil }
+                    return ["id": id, "name": Self.displayName(provider), "url": base + "/social/" + id]
+                }
+                if !social.isEmpty { values["social"] = social }
+                if page.client.settings.methods.contains(where: { $0 == "email_otp" || $0 == "sms_otp" }) {
+                    values["otp"] = true
+                    values["otp_action"] = base + "/otp"
+                }
                 if let hint = submitted["email"] ?? page.request.loginHint, !hint.isEmpty { values["login_hint"] = hint }
                 if let current = page.continueAs, let email = current.email ?? current.phone {
                     values["current_email"] = email
@@ -230,6 +281,18 @@ struct AuthorizeRoutes: Sendable {
         return [(terms.platform, "terms_platform_link"), (terms.client, "terms_client_link")].compactMap { document, key in
             guard let document, let url = document.url else { return nil }
             return ["title": "\(strings[key] ?? key) (\(version) \(document.version))", "url": url]
+        }
+    }
+
+    static func displayName(_ provider: SocialProvider) -> String {
+        switch provider.kind {
+        case .apple: "Apple"
+        case .google: "Google"
+        case .facebook: "Facebook"
+        case .github: "GitHub"
+        case .linkedin: "LinkedIn"
+        case .x: "X"
+        case .oidc, .oauth2: provider.id.prefix(1).uppercased() + provider.id.dropFirst()
         }
     }
 

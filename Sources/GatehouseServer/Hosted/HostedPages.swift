@@ -77,6 +77,20 @@ struct HostedPages: Sendable {
         }
     }
 
+    /// Where a step of the hosted sign-in leads: the flow's next page, or the client's answer; with
+    /// the browser's new session cookie when one began.
+    func answer(_ outcome: AuthorizeFlow.Outcome, request: Request, browserCookie: String?, sessionLifetime: Int, secure: Bool) throws -> Response {
+        let cookies = browserCookie.map { [BrowserSessionCookie.make(value: $0, maxAge: sessionLifetime, secure: secure).headerValue] } ?? []
+        switch outcome {
+        case .show(let id):
+            var response = PageResponses.redirect(to: URL(string: "/authorize/\(id.uuidString.lowercased())")!)
+            for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+            return response
+        case .respond(let answer):
+            return try respond(answer, lang: language(uiLocales: nil, request: request), cookies: cookies)
+        }
+    }
+
     static func respond(_ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil) -> Response {
         let csp =
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data: https:; "

@@ -38,7 +38,7 @@ struct Routes {
         api.get("required-fields", use: passwordless.requiredFields)
         api.get("client", use: passwordless.client)
 
-        let social = SocialRoutes(services: services)
+        let social = SocialRoutes(services: services, catalog: server.templates)
         api.post("social/:provider/token", use: social.token)
 
         let devices = AuthenticatorRoutes(services: services)
@@ -162,6 +162,7 @@ struct Routes {
         pages.post("oauth/authorize", use: hosted.authorize)
         pages.get("authorize/:flow", use: hosted.show)
         pages.post("authorize/:flow/:action", use: hosted.act)
+        pages.get("authorize/:flow/social/:provider", use: hosted.social)
         let logout = LogoutRoutes(services: services, catalog: server.templates)
         pages.get("oauth/logout", use: logout.logout)
         pages.post("oauth/logout", use: logout.logout)

@@ -9,12 +9,18 @@ import Hummingbird
 struct SocialRoutes: Sendable {
     let flow: SocialSignInFlow
     let web: SocialWebFlow
+    let sessions: BrowserSessions
+    let pages: HostedPages
     let secureCookies: Bool
+    let sessionLifetime: Int
 
-    init(services: CoreServices) {
+    init(services: CoreServices, catalog: TemplateCatalog) {
         self.flow = SocialSignInFlow(services: services)
         self.web = SocialWebFlow(services: services)
+        self.sessions = services.browserSessions
+        self.pages = HostedPages(catalog: catalog)
         self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.sessionLifetime = Int(services.settings.browserSessionLifetime)
     }
 
     @Sendable func token(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -50,14 +56,24 @@ struct SocialRoutes: Sendable {
         func value(_ name: String) -> String? { query.get(name).map { String($0) } }
         let state = value("state")
         let cookie = state.flatMap(UUID.init(uuidString:)).map { Self.cookie(provider: provider, flowID: $0, value: "", secure: secureCookies) }
-        let url = try await web.callback(
+        let cookies = Cookies(request)
+        // A sign-in started on the hosted page goes on with this browser's authorize flow and session.
+        let binding = cookies[FlowBindingCookie.name]
+        let browser = try await binding == nil ? nil : cookies[BrowserSessionCookie.name].asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }
+        let answer = try await web.callback(
             providerID: provider,
             SocialWebFlow.Callback(
-                state: state, code: value("code"), error: value("error"), browserToken: cookie.flatMap { Cookies(request)[$0.name] },
-                appleUser: value("user"), meta: context.meta))
-        var response = PageResponses.redirect(to: url)
-        response.status = .found
-        if let cookie { response.headers[.setCookie] = cookie.expired().headerValue }
+                state: state, code: value("code"), error: value("error"), browserToken: cookie.flatMap { cookies[$0.name] },
+                appleUser: value("user"), meta: context.meta, hostedBinding: binding, browser: browser?.session))
+        var response: Response
+        switch answer {
+        case .redirect(let url):
+            response = PageResponses.redirect(to: url)
+            response.status = .found
+        case .hosted(let outcome, let session):
+            response = try pages.answer(outcome, request: request, browserCookie: session, sessionLifetime: sessionLifetime, secure: secureCookies)
+        }
+        if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie.expired().headerValue)) }
         return response
     }
 

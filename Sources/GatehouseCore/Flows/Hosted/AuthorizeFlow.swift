@@ -56,7 +56,7 @@ public struct AuthorizeFlow: Sendable {
     /// Checks the request; answers at once when the browser's session suffices, else starts a flow.
     /// Throws ``AuthorizationRequest/Untrusted`` when nothing proves where to send an error.
     public func begin(
-        _ parameters: [String: String], repeated: Set<String>, browser: BrowserPrincipal?, binding: String
+        _ parameters: [String: String], repeated: Set<String>, browser: BrowserPrincipal?, binding: String, meta: RequestMeta
     ) async throws -> Outcome {
         let request: AuthorizationRequest
         let client: ClientRecord
@@ -93,6 +93,9 @@ public struct AuthorizeFlow: Sendable {
             step = next
             userID = usable.user.id
         }
+        // Each flow is a row: counted per address block like a social sign-in started in the browser,
+        // so a flood of authorization requests cannot fill the table.
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
         return .show(try await create(state: state, step: step, userID: userID, client: client, binding: binding))
     }
 
@@ -191,6 +194,42 @@ public struct AuthorizeFlow: Sendable {
             try await sessions.signedIn(user: user, amr: [AuthenticationMethod.password], current: current, meta: meta, stores: stores)
         }
         return (try await authenticated(flow, state, session: started.session, user: user), started.cookieValue)
+    }
+
+    /// The one-time-code form: sends a code to an email address or phone number (the client's
+    /// `email_otp` / `sms_otp`), with the same answer whether or not it has an account.
+    public func sendCode(_ id: UUID, binding: String, identifier: String, meta: RequestMeta) async throws -> OTPSentResponse {
+        let (flow, _, _) = try await load(id, binding: binding, step: .started)
+        let (email, phone) = Self.identifier(identifier)
+        return try await OTPFlow(services: services).send(OTPRequest(clientId: flow.clientID, email: email, phone: phone), meta: meta)
+    }
+
+    /// The code the user received: signs the browser in (an unknown identifier gets an account).
+    public func verifyCode(_ id: UUID, binding: String, identifier: String, code: String, browser: BrowserPrincipal?, meta: RequestMeta)
+        async throws -> (Outcome, cookie: String?)
+    {
+        let (flow, state, _) = try await load(id, binding: binding, step: .started)
+        let (email, phone) = Self.identifier(identifier)
+        let sessions = services.browserSessions
+        let current = browser?.session
+        let signedIn = try await OTPFlow(services: services).verify(
+            OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta
+        ) { user, amr, _, stores in
+            try await sessions.signedIn(user: user, amr: amr, current: current, meta: meta, stores: stores)
+        }
+        return (try await authenticated(flow, state, session: signedIn.started.session, user: signedIn.user), signedIn.started.cookieValue)
+    }
+
+    /// An address with `@` is an email address; anything else is taken for a phone number.
+    static func identifier(_ raw: String) -> (email: String?, phone: String?) {
+        let trimmed = raw.trimmingCharacters(in: .whitespaces)
+        return trimmed.contains("@") ? (trimmed, nil) : (nil, trimmed)
+    }
+
+    /// A provider's sign-in, started from the sign-in page, came back with this browser signed in.
+    public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
+        let (flow, state, _) = try await load(id, binding: binding, step: .started)
+        return try await authenticated(flow, state, session: session, user: user)
     }
 
     /// "Continue as …": the browser's session, chosen on the sign-in page.
