@@ -540,4 +540,32 @@ struct HostedSignInTests {
             #expect(HostedJar.query(again)["code"] != nil)
         }
     }
+
+    @Test("HS-13: single sign-on does not outlive what ends the user's sessions: a password change and a global logout each end the browser sessions too (prompt=none then answers login_required)")
+    func browserSessionsEndWithTheAccountsSessions() async throws {
+        let (server, _) = try await Self.start()
+        try await server.withRouter { client in
+            let user = try await signUp(client, clientID: "spa")
+            var password = user.password
+            for what in ["password change", "global logout"] {
+                let jar = HostedJar(client)
+                let pkce = pkcePair()
+                let answer = try await Self.signIn(jar, Self.request(challenge: pkce.challenge), email: user.email, password: password)
+                let tokens = try await Self.exchange(client, code: try #require(HostedJar.query(answer)["code"]), verifier: pkce.verifier)
+                #expect(HostedJar.query(try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("prompt", "none")])))["code"] != nil)
+                let access = try #require(tokens.string("access_token"))
+                if what == "password change" {
+                    let next = "another long passphrase"
+                    let changed = try await client.json(.put, "/v1/me/password", ["password": next, "current_password": password], bearer: access)
+                    #expect(changed.status == .noContent, "\(changed.text)")
+                    password = next
+                } else {
+                    let ended = try await client.json(.post, "/v1/logout", ["scope": "global"], bearer: access)
+                    #expect(ended.status == .noContent, "\(ended.text)")
+                }
+                let after = try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
+                #expect(HostedJar.query(after)["error"] == "login_required", "\(what): \(HostedJar.query(after))")
+            }
+        }
+    }
 }

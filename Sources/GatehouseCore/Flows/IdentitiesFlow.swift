@@ -77,6 +77,9 @@ public struct IdentitiesFlow: Sendable {
             guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
             _ = try await stores.credentials.delete(id: credential.id)
             _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .identityUnlinked)
+            // A browser session does not record its credential: every one of the user's ends, so none
+            // the unlinked provider signed in survives (the others sign in again).
+            _ = try await stores.browserSessions.revokeAll(userID: userID, at: now)
             let provider = (try? credential.decodeConfig(FederatedIdentity.self))?.provider
             try await stores.audit.append(event("identity.unlinked", userID: userID, client: clientID, provider: provider, meta: meta))
         }

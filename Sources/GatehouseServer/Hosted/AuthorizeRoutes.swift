@@ -44,14 +44,17 @@ struct AuthorizeRoutes: Sendable {
             ? try await RequestDecoding.formFields(from: request)
             : try FormBody.fields(Array((request.uri.query ?? "").utf8))
         let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
-        let (binding, bindingCookie) = binding(request)
+        let binding = binding(request).0
         let browser = try await currentBrowser(request)
         do {
             switch try await flow.begin(parameters, repeated: [], browser: browser, binding: binding, meta: context.meta) {
             case .respond(let answer):
                 return try pages.respond(answer, lang: lang)
             case .show(let id):
-                return redirect(to: id, cookies: bindingCookie.map { [$0] } ?? [])
+                // Set again even when the browser had it: its lifetime must outlast the new flow's.
+                let refreshed = SetCookie(
+                    name: Self.bindingCookie, value: binding, path: "/", maxAge: max(flowLifetime, 3600), sameSite: .lax, secure: secureCookies)
+                return redirect(to: id, cookies: [refreshed.headerValue])
             }
         } catch let untrusted as AuthorizationRequest.Untrusted {
             let redirectProblem = untrusted.detail.contains("redirect_uri")
