@@ -57,6 +57,8 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections + loginConnections)
+        // A redirect is an answer to measure (the hosted sign-in's code comes in one), not a hop to take.
+        configuration.redirectConfiguration = .disallow
         let http = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
         let client = BenchClient(http: http, baseURL: url)
         var rows: [LoadRunner.Row] = []
