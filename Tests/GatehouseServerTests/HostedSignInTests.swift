@@ -297,7 +297,7 @@ struct HostedSignInTests {
         }
     }
 
-    @Test("HS-6: a third-party client asks consent once per user and scopes (prompt=none says consent_required before it; deny answers access_denied), the consent is listed at /v1/me/consents and revoking it ends the client's sessions and brings the page back; prompt=consent asks again")
+    @Test("HS-6: a third-party client asks consent once per user and scopes (prompt=none says consent_required before it; deny answers access_denied), the consent is listed at /v1/me/consents and in the user export, and revoking it ends the client's sessions and brings the page back; prompt=consent asks again")
     func consent() async throws {
         let (server, secret) = try await Self.start()
         try await server.withRouter { client in
@@ -326,6 +326,11 @@ struct HostedSignInTests {
             let list = try await client.json(.get, "/v1/me/consents", bearer: user.accessToken)
             let consents = try #require(list.object["consents"] as? [[String: Any]])
             #expect(consents.count == 1 && consents[0]["client_id"] as? String == "partner" && consents[0]["client_name"] as? String == "partner")
+            // The user export keeps it too.
+            let admin = try await adminToken(server, client, id: "ops", scopes: ["admin"])
+            let userID = try #require((try decodeClaims(user.accessToken))["sub"] as? String)
+            let export = try await client.json(.get, "/admin/v1/users/\(userID)/export", bearer: admin)
+            #expect((export.object["consents"] as? [[String: Any]])?.first?["client_id"] as? String == "partner", "\(export.text.prefix(300))")
             #expect(try await client.json(.delete, "/v1/me/consents/partner", bearer: user.accessToken).status == .noContent)
             #expect(try await client.json(.delete, "/v1/me/consents/partner", bearer: user.accessToken).status == .notFound)
             #expect(try await client.json(.get, "/v1/me", bearer: partnerAccess).status == .unauthorized)

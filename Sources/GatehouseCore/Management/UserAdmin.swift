@@ -189,7 +189,7 @@ public struct UserAdmin: Sendable {
     }
 
     /// Everything kept about one user, for a data-subject request: the account, its credentials by
-    /// type and identifiers (never a hash, key or secret), sessions, accepted terms and audit events.
+    /// type and identifiers (never a hash, key or secret), sessions, accepted terms, consents and audit events.
     /// The export itself is audited.
     public func export(id: UUID, actor: AdminActor) async throws -> UserExport {
         let now = clock.now()
@@ -198,9 +198,11 @@ public struct UserAdmin: Sendable {
             let credentials = try await stores.credentials.list(userID: id, type: nil)
             let sessions = try await stores.directory.sessions(userID: id, limit: 1000)
             let agreements = try await stores.directory.agreements(userID: id)
+            let consents = try await stores.consents.list(userID: id)
             let events = try await stores.audit.list(AuditQuery(userID: id, limit: 10_000))
             try await stores.audit.append(actor.event("user.exported", at: now, userID: id))
-            return UserExport(user: user, credentials: credentials, sessions: sessions, agreements: agreements, events: events, at: now)
+            return UserExport(
+                user: user, credentials: credentials, sessions: sessions, agreements: agreements, consents: consents, events: events, at: now)
         }
     }
 

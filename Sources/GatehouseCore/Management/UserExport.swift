@@ -113,14 +113,19 @@ public struct UserExport: Sendable, Encodable {
     public var credentials: [Credential]
     public var sessions: [Session]
     public var agreements: [Agreement]
+    /// Third-party clients the user consented to on the hosted pages, and to which scopes.
+    public var consents: [Consent]
     public var auditEvents: [Event]
 
     enum CodingKeys: String, CodingKey {
-        case user, credentials, sessions, agreements
+        case user, credentials, sessions, agreements, consents
         case exportedAt = "exported_at", auditEvents = "audit_events"
     }
 
-    init(user: UserRecord, credentials: [CredentialRecord], sessions: [SessionRecord], agreements: [AgreementRecord], events: [AuditEvent], at: Date) {
+    init(
+        user: UserRecord, credentials: [CredentialRecord], sessions: [SessionRecord], agreements: [AgreementRecord], consents: [ConsentRecord],
+        events: [AuditEvent], at: Date
+    ) {
         self.exportedAt = at
         self.user = user.wire
         self.credentials = credentials.map { credential in
@@ -136,6 +141,7 @@ public struct UserExport: Sendable, Encodable {
         self.agreements = agreements.map {
             Agreement(clientId: $0.clientID, platformVersion: $0.platformVersion, clientVersion: $0.clientVersion, acceptedAt: $0.acceptedAt)
         }
+        self.consents = consents.map { Consent(clientId: $0.clientID, clientName: nil, scopes: $0.scopes, grantedAt: $0.grantedAt) }
         self.auditEvents = events.map(Event.init)
     }
 }
