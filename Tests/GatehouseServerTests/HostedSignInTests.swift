@@ -108,6 +108,9 @@ struct HostedSignInTests {
             #expect(HostedJar.query(noOpenID)["error"] == "invalid_scope")
             let mode = try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("response_mode", "fragment")]))
             #expect(HostedJar.query(mode)["error"] == "invalid_request")
+            // A POST is answered with the same request as a GET (the browser's SameSite=Lax cookies come with that).
+            let posted = try await jar.send(.post, "/oauth/authorize", form: [("scope", "openid"), ("client_id", "spa")])
+            #expect(posted.status == .seeOther && posted.headers[.location] == "/oauth/authorize?client_id=spa&scope=openid")
         }
     }
 
@@ -247,6 +250,9 @@ struct HostedSignInTests {
             }
             #expect(try await client.json(.get, "/v1/me", bearer: access).status == .ok)
 
+            // A relying party's POST becomes the same request as a GET, which brings the session cookie.
+            let posted = try await jar.send(.post, "/oauth/logout", form: [("client_id", "spa"), ("state", "p")])
+            #expect(posted.status == .seeOther && posted.headers[.location] == "/oauth/logout?client_id=spa&state=p")
             let confirm = try await jar.send(.get, "/oauth/logout?" + FormEncoding.encode([("client_id", "spa"), ("post_logout_redirect_uri", "https://app.example.com/bye"), ("state", "b y+e")]))
             #expect(confirm.status == .ok && confirm.text.contains("id=\"logout\""), "\(confirm.text)")
             let noToken = try await jar.send(.post, "/oauth/logout", form: [("confirm", "yes"), ("client_id", "spa")])
@@ -264,7 +270,7 @@ struct HostedSignInTests {
         }
     }
 
-    @Test("HS-5: from the app into the web: POST /v1/web-session gives a one-time URL that signs a browser in as the app's user and lands on the path asked for; used twice it is a page that says so; redirect_to outside this server, the client's redirect URIs and its origins is refused (//host, backslashes, other hosts, javascript:); then the browser's authorization needs no password")
+    @Test("HS-5: from the app into the web: POST /v1/web-session gives a one-time URL that signs a browser in as the app's user and lands on the path asked for; used twice it is a page that says so; the browser's session keeps the app's sign-in time (auth_time, max_age); a browser signed in as someone else is not switched (409 page); a third-party client's token gets none; redirect_to outside this server, the client's redirect URIs and its origins is refused (//host, backslashes, other hosts, javascript:); then the browser's authorization needs no password")
     func webSession() async throws {
         let (server, _) = try await Self.start(["allowed_origins=https://app.example.com"])
         try await server.withRouter { client in
@@ -291,13 +297,35 @@ struct HostedSignInTests {
             let reused = try await HostedJar(client).send(.get, path)
             #expect(reused.status == .gone && reused.headers[.location] == nil)
             let pkce = pkcePair()
+            server.clock.advance(by: 120)
             let answer = try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
             let tokens = try await Self.exchange(client, code: try #require(HostedJar.query(answer)["code"], "\(answer.text)"), verifier: pkce.verifier)
             #expect(try decodeClaims(try #require(tokens.string("access_token")))["sub"] as? String == (try decodeClaims(user.accessToken))["sub"] as? String)
+            // auth_time is the app's sign-in, not the moment the link was opened: max_age still means it.
+            let idToken = try decodeClaims(try #require(tokens.string("id_token")))
+            #expect(idToken["auth_time"] as? Int == (try decodeClaims(user.accessToken))["iat"] as? Int, "\(idToken)")
+            let tooOld = try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("prompt", "none"), ("max_age", "60")]))
+            #expect(HostedJar.query(tooOld)["error"] == "login_required")
+
+            // A link of another person's app does not switch a signed-in browser.
+            let other = try await signUp(client, clientID: "spa")
+            let foreign = try await client.json(.post, "/v1/web-session", ["redirect_to": "/account"], bearer: other.accessToken)
+            let foreignLink = try #require(foreign.string("url"))
+            let foreignURL = try #require(URLComponents(string: foreignLink))
+            let switched = try await jar.send(.get, foreignURL.path + "?" + (foreignURL.percentEncodedQuery ?? ""))
+            #expect(switched.status == .conflict && switched.headers[.location] == nil)
+            let still = try await jar.send(.get, Self.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
+            #expect(HostedJar.query(still)["code"] != nil, "the browser keeps its own user")
+
+            // A third-party client's token cannot become a browser session.
+            let partnerUser = try await client.json(.post, "/v1/login", ["client_id": "partner", "email": other.email, "password": other.password])
+            let partnerAccess = try #require(partnerUser.string("access_token"), "\(partnerUser.text)")
+            let refused = try await client.json(.post, "/v1/web-session", [:], bearer: partnerAccess)
+            #expect(refused.status == .forbidden, "\(refused.text)")
         }
     }
 
-    @Test("HS-6: a third-party client asks consent once per user and scopes (prompt=none says consent_required before it; deny answers access_denied), the consent is listed at /v1/me/consents and in the user export, and revoking it ends the client's sessions and brings the page back; prompt=consent asks again")
+    @Test("HS-6: a third-party client asks consent once per user and scopes (prompt=none says consent_required before it; deny answers access_denied), the consent is listed at /v1/me/consents and in the user export, and revoking it ends the client's sessions and brings the page back; prompt=consent asks again; a consent page left open across a sign-out does not finish")
     func consent() async throws {
         let (server, secret) = try await Self.start()
         try await server.withRouter { client in
@@ -322,6 +350,13 @@ struct HostedSignInTests {
             #expect(try await jar.send(.get, partner([])).status == .seeOther, "consent is remembered")
             let asked = try await jar.open(partner([("prompt", "consent")]))
             #expect(asked.text.contains("id=\"consent\""))
+            // Left on its consent page while the browser signs out: it does not finish for whoever comes next.
+            let loggedOut = try await jar.send(.get, "/oauth/logout?client_id=spa")
+            _ = try await jar.send(.post, "/oauth/logout", form: [("csrf", HostedJar.csrf(loggedOut) ?? ""), ("confirm", "yes"), ("client_id", "spa")])
+            #expect(jar.cookies["gh_session"] == nil)
+            let stale = try await jar.submit(try #require(HostedJar.action(asked, form: "consent")), [("decision", "allow")], csrf: HostedJar.csrf(asked))
+            #expect(stale.status == .gone && stale.headers[.location] == nil, "\(stale.status)")
+            _ = try await Self.signIn(jar, Self.request(challenge: pkcePair().challenge), email: user.email, password: user.password)
 
             let list = try await client.json(.get, "/v1/me/consents", bearer: user.accessToken)
             let consents = try #require(list.object["consents"] as? [[String: Any]])

@@ -31,33 +31,18 @@ extension AuthClient {
     public func browserSignInURL(prompt: String? = nil, loginHint: String? = nil, scopes: [String] = ["profile", "email", "offline_access"])
         async throws -> URL
     {
-        guard let redirect = configuration.redirectURL else {
-            throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL to a redirect URI registered for the client.")
-        }
-        // One web sign-in at a time: the hosted page and a provider's share the pending verifier.
-        let pkce = PKCE.make()
-        let state = PKCE.make().verifier
-        socialVerifier = pkce.verifier
-        socialState = state
-        try await updatePendingVerifiers { $0.social = pkce.verifier }
-        var components = URLComponents(url: configuration.baseURL, resolvingAgainstBaseURL: false)
-        let base = components?.path.hasSuffix("/") == true ? String(components!.path.dropLast()) : components?.path ?? ""
-        components?.path = base + "/oauth/authorize"
+        let started = try await beginWebSignIn()
         var items = [
             URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: configuration.clientID),
-            URLQueryItem(name: "redirect_uri", value: redirect.absoluteString),
+            URLQueryItem(name: "redirect_uri", value: started.redirect),
             URLQueryItem(name: "scope", value: (["openid"] + scopes.filter { $0 != "openid" }).joined(separator: " ")),
-            URLQueryItem(name: "state", value: state), URLQueryItem(name: "code_challenge", value: pkce.challenge),
+            URLQueryItem(name: "state", value: started.state), URLQueryItem(name: "code_challenge", value: started.challenge),
             URLQueryItem(name: "code_challenge_method", value: "S256"),
         ]
         if let prompt { items.append(URLQueryItem(name: "prompt", value: prompt)) }
         if let loginHint { items.append(URLQueryItem(name: "login_hint", value: loginHint)) }
         if let language = Locale.preferredLanguages.first { items.append(URLQueryItem(name: "ui_locales", value: language)) }
-        components?.queryItems = items
-        guard let url = components?.url else {
-            throw GatehouseError(code: .invalidRequest, status: nil, message: "Cannot build the sign-in URL.")
-        }
-        return url
+        return try serverURL("/oauth/authorize", query: items)
     }
 
     /// Finishes a hosted sign-in from the URL the browser returned to: checks `state` and the
@@ -65,7 +50,12 @@ extension AuthClient {
     /// when the person cancelled) and exchanges the code with the kept PKCE verifier.
     @discardableResult
     public func completeBrowserSignIn(from url: URL, persist: Bool = true) async throws -> SignInResult {
-        try await completeSocialSignIn(from: url, persist: persist)
+        // The hosted page always names itself (RFC 9207); an answer without `iss` came from elsewhere.
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        guard query.contains(where: { $0.name == "iss" }) else {
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "The redirect does not name its issuer.")
+        }
+        return try await completeSocialSignIn(from: url, persist: persist)
     }
 
     /// The issuer the server names in its redirects: the base URL without a trailing slash.

@@ -63,15 +63,10 @@ extension AuthClient {
         var profile = Profile()
         var metadata: [String: JSONValue] = [:]
         for (name, value) in fields where !sensitiveFieldNames.contains(name) && !excluding.contains(name) {
-            switch name {
-            case "name": profile.name = value
-            case "given_name": profile.givenName = value
-            case "family_name": profile.familyName = value
-            case "birthdate": profile.birthdate = value
-            case "picture": profile.picture = value
-            case "locale": profile.locale = value
-            case "phone", "email": continue
-            default: metadata[name] = .string(value)
+            if Profile.fieldNames.contains(name) {
+                profile[field: name] = value
+            } else if name != "phone" && name != "email" {
+                metadata[name] = .string(value)
             }
         }
         if !metadata.isEmpty { profile.metadata = metadata }

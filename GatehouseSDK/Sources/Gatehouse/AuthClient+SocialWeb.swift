@@ -17,6 +17,19 @@ extension AuthClient {
     /// ``completeSocialSignIn(from:persist:)`` (or ``handle(url:persist:)``). The PKCE verifier is kept
     /// in memory and in the store (apart from a sign-up's), so a relaunch in between still completes.
     public func socialSignInURL(provider: String) async throws -> URL {
+        let started = try await beginWebSignIn()
+        return try serverURL(
+            Self.socialPath(provider, "start"),
+            query: [
+                URLQueryItem(name: "client_id", value: configuration.clientID), URLQueryItem(name: "redirect_to", value: started.redirect),
+                URLQueryItem(name: "code_challenge", value: started.challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
+                URLQueryItem(name: "state", value: started.state),
+            ])
+    }
+
+    /// A new web sign-in (a provider's, or the hosted page's: one at a time, they share the slot): its
+    /// PKCE verifier kept in memory and in the store, its state in memory.
+    func beginWebSignIn() async throws -> (redirect: String, challenge: String, state: String) {
         guard let redirect = configuration.redirectURL else {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL to a redirect URI registered for the client.")
         }
@@ -25,16 +38,17 @@ extension AuthClient {
         socialVerifier = pkce.verifier
         socialState = state
         try await updatePendingVerifiers { $0.social = pkce.verifier }
+        return (redirect.absoluteString, pkce.challenge, state)
+    }
+
+    /// `path` on the server (under the base URL's own path) with `query`.
+    func serverURL(_ path: String, query: [URLQueryItem]) throws -> URL {
         var components = URLComponents(url: configuration.baseURL, resolvingAgainstBaseURL: false)
         let base = components?.path.hasSuffix("/") == true ? String(components!.path.dropLast()) : components?.path ?? ""
-        components?.path = base + Self.socialPath(provider, "start")
-        components?.queryItems = [
-            URLQueryItem(name: "client_id", value: configuration.clientID), URLQueryItem(name: "redirect_to", value: redirect.absoluteString),
-            URLQueryItem(name: "code_challenge", value: pkce.challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
-            URLQueryItem(name: "state", value: state),
-        ]
+        components?.path = base + path
+        components?.queryItems = query
         guard let url = components?.url else {
-            throw GatehouseError(code: .invalidRequest, status: nil, message: "Cannot build the start URL.")
+            throw GatehouseError(code: .invalidRequest, status: nil, message: "Cannot build the URL for \(path).")
         }
         return url
     }

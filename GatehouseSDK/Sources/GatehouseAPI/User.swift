@@ -109,3 +109,36 @@ public struct User: Codable, Hashable, Sendable {
         case appMetadata = "app_metadata"
     }
 }
+
+extension Profile {
+    /// The profile's own fields by their wire names, for forms and settings that name fields
+    /// (`required_fields`, sign-up fields).
+    public static let fieldNames = ["name", "given_name", "family_name", "birthdate", "picture", "locale"]
+
+    /// The field with the wire name `name`; nil (and setting does nothing) for a name that is not one
+    /// of ``fieldNames``.
+    public subscript(field name: String) -> String? {
+        get {
+            switch name {
+            case "name": self.name
+            case "given_name": givenName
+            case "family_name": familyName
+            case "birthdate": birthdate
+            case "picture": picture
+            case "locale": locale
+            default: nil
+            }
+        }
+        set {
+            switch name {
+            case "name": self.name = newValue
+            case "given_name": givenName = newValue
+            case "family_name": familyName = newValue
+            case "birthdate": birthdate = newValue
+            case "picture": picture = newValue
+            case "locale": locale = newValue
+            default: break
+            }
+        }
+    }
+}

@@ -225,6 +225,8 @@ public struct SocialWebFlow: Sendable {
     {
         let page = "/authorize/" + authorizeFlow.uuidString.lowercased()
         guard let binding = callback.hostedBinding else { throw GatehouseError.csrfMismatch }
+        // Before anyone is signed in: a flow gone by now must not cost the browser its session.
+        try await AuthorizeFlow(services: services).requireSignInPage(authorizeFlow, binding: binding)
         let client = try await services.clients.resolve(flow.clientID)
         do {
             if callback.error != nil { return .redirect(try AuthorizationCodes.append([("error", ErrorCode.accessDenied.rawValue)], to: page)) }

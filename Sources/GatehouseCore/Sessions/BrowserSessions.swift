@@ -31,11 +31,13 @@ public struct BrowserSessions: Sendable {
     }
 
     /// Records a signed-in browser; call inside the flow's transaction.
-    public func start(user: UserRecord, amr: [String], meta: RequestMeta, stores: any Stores) async throws -> Started {
+    /// `authTime`: when the user last proved who they are, if not now (a web session carries its app
+    /// session's sign-in time, so `max_age` and `auth_time` stay true).
+    public func start(user: UserRecord, amr: [String], authTime: Date? = nil, meta: RequestMeta, stores: any Stores) async throws -> Started {
         let now = clock.now()
         let token = Secrets.token(prefix: "gh_bs_")
         let session = BrowserSessionRecord(
-            tokenHash: Secrets.sha256Hex(token), userID: user.id, amr: amr, authTime: now, userAgent: meta.userAgent,
+            tokenHash: Secrets.sha256Hex(token), userID: user.id, amr: amr, authTime: authTime ?? now, userAgent: meta.userAgent,
             ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
         try await stores.browserSessions.insert(session)
         return Started(session: session, cookieValue: token)
@@ -70,6 +72,12 @@ public struct BrowserSessions: Sendable {
         if let current { _ = try await stores.browserSessions.revoke(id: current.id, at: now) }
         let started = try await start(user: user, amr: amr, meta: meta, stores: stores)
         return (started.session, started.cookieValue)
+    }
+
+    /// Whether the app session `sid` (an ID token's) was signed in by the browser session `browserSessionID`.
+    public func signedIn(appSessionID sid: String, by browserSessionID: UUID) async throws -> Bool {
+        guard let id = UUID(uuidString: sid) else { return false }
+        return try await persistence.read { try await $0.sessions.find(id: id) }?.browserSessionID == browserSessionID
     }
 
     /// Ends the browser session behind `cookieValue` and every app session it signed in (RP-initiated

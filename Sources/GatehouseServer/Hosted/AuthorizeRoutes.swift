@@ -39,15 +39,18 @@ struct AuthorizeRoutes: Sendable {
     // MARK: The authorization endpoint
 
     @Sendable func authorize(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let parameters: [String: String] =
-            request.method == .post
-            ? try await RequestDecoding.formFields(from: request)
-            : try FormBody.fields(Array((request.uri.query ?? "").utf8))
+        if request.method == .post {
+            // A cross-site POST brings no SameSite=Lax cookie (no single sign-on, and a new flow binding
+            // would replace the browser's): the same request as a top-level GET brings them.
+            let fields = try await RequestDecoding.formFields(from: request)
+            return PageResponses.redirect(to: URL(string: "/oauth/authorize?" + FormEncoding.encode(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))!)
+        }
+        let parameters = try FormBody.fields(Array((request.uri.query ?? "").utf8))
         let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
         let binding = binding(request).0
         let browser = try await currentBrowser(request)
         do {
-            switch try await flow.begin(parameters, repeated: [], browser: browser, binding: binding, meta: context.meta) {
+            switch try await flow.begin(parameters, browser: browser, binding: binding, meta: context.meta) {
             case .respond(let answer):
                 return try pages.respond(answer, lang: lang)
             case .show(let id):
@@ -119,11 +122,11 @@ struct AuthorizeRoutes: Sendable {
                 guard let browser else { return redirect(to: id) }
                 return try await finish(try await flow.continueAs(id, binding: binding, browser: browser), request: request, binding: binding)
             case "terms":
-                return try await finish(try await flow.acceptTerms(id, binding: binding, accepted: fields["accept"] == "yes"), request: request, binding: binding)
+                return try await finish(try await flow.acceptTerms(id, binding: binding, accepted: fields["accept"] == "yes", browser: browser), request: request, binding: binding)
             case "fields":
-                return try await finish(try await flow.submitFields(id, binding: binding, values: fields, meta: meta), request: request, binding: binding)
+                return try await finish(try await flow.submitFields(id, binding: binding, values: fields, browser: browser, meta: meta), request: request, binding: binding)
             case "consent":
-                return try await finish(try await flow.consent(id, binding: binding, allow: fields["decision"] == "allow"), request: request, binding: binding)
+                return try await finish(try await flow.consent(id, binding: binding, allow: fields["decision"] == "allow", browser: browser), request: request, binding: binding)
             case "cancel":
                 return try await finish(try await flow.cancel(id, binding: binding), request: request, binding: binding)
             case "recovery":

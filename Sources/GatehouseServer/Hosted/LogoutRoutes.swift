@@ -37,6 +37,12 @@ struct LogoutRoutes: Sendable {
             request.method == .post
             ? try await RequestDecoding.formFields(from: request)
             : try FormBody.fields(Array((request.uri.query ?? "").utf8))
+        if request.method == .post, parameters["confirm"] == nil {
+            // A relying party's cross-site POST brings no SameSite=Lax session cookie: the same request
+            // as a top-level GET does, so the session it asks to end is found.
+            let query = FormEncoding.encode(parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+            return PageResponses.redirect(to: URL(string: "/oauth/logout?" + query)!)
+        }
         let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
         let checked: Checked
         do {
@@ -49,8 +55,11 @@ struct LogoutRoutes: Sendable {
         if let browser, let cookie {
             // The hint names this browser's user: the client asks for its own user's logout. Anything
             // else (no hint, another user's) asks the user first, so a link cannot sign anyone out.
+            // The hint must be of a session this browser signed in, not merely of the same user.
             let confirmed =
-                if let hint = checked.hint { hint.sub == browser.user.id.uuidString.lowercased() } else { false }
+                if let hint = checked.hint, hint.sub == browser.user.id.uuidString.lowercased() {
+                    try await sessions.signedIn(appSessionID: hint.sid, by: browser.session.id)
+                } else { false }
             let posted = request.method == .post && parameters["confirm"] == "yes"
             if posted {
                 guard let binding = Cookies(request)[AuthorizeRoutes.bindingCookie], let sent = parameters["csrf"],
@@ -63,13 +72,14 @@ struct LogoutRoutes: Sendable {
             }
             try await sessions.end(cookieValue: cookie)
         }
-        let cleared = BrowserSessionCookie.make(value: "", maxAge: 0, secure: secureCookies).headerValue
+        // Cleared only when the browser sent one: a request without it ended nothing.
+        let cleared = cookie == nil ? [] : [BrowserSessionCookie.make(value: "", maxAge: 0, secure: secureCookies).headerValue]
         if let redirect = checked.redirect {
             var response = PageResponses.redirect(to: try AuthorizationCodes.append(checked.state.map { [("state", $0)] } ?? [], to: redirect))
-            response.headers.append(HTTPField(name: .setCookie, value: cleared))
+            for value in cleared { response.headers.append(HTTPField(name: .setCookie, value: value)) }
             return response
         }
-        return pages.page("logged_out", lang: lang, client: checked.client, titleKey: "logged_out_title", values: [:], cookies: [cleared])
+        return pages.page("logged_out", lang: lang, client: checked.client, titleKey: "logged_out_title", values: [:], cookies: cleared)
     }
 
     private func confirmation(_ parameters: [String: String], checked: Checked, lang: String, request: Request) -> Response {

@@ -34,12 +34,15 @@ struct WebSessionRoutes: Sendable {
         let current = try await Cookies(request)[BrowserSessionCookie.name].asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }
         do {
             let (target, cookie) = try await flow.open(token: String(token), current: current?.session, meta: context.meta)
-            var response = PageResponses.redirect(to: URL(string: target)!)
+            guard let url = URL(string: target) else { throw GatehouseError.badRequest("The target is not a URL.") }
+            var response = PageResponses.redirect(to: url)
             if let cookie {
                 response.headers.append(
                     HTTPField(name: .setCookie, value: BrowserSessionCookie.make(value: cookie, maxAge: sessionLifetime, secure: secureCookies).headerValue))
             }
             return response
+        } catch is WebSessionFlow.OtherUser {
+            return pages.error(lang: lang, headingKey: "web_session_title", detailKey: "web_session_other_user", status: .conflict)
         } catch let error as GatehouseError where error.category != .internalFailure && error.category != .unavailable && error.category != .rateLimited {
             return pages.error(lang: lang, headingKey: "web_session_title", detailKey: "web_session_failed", status: .gone)
         }

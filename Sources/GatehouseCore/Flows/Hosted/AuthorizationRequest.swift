@@ -39,9 +39,10 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
 
     /// The client and its exact redirect URI first (a failure there is ``Untrusted``), then the rest
     /// (a failure is ``Refused``, sent back to the client).
-    static func parse(_ p: [String: String], repeated: Set<String>, clients: ClientResolver) async throws -> (AuthorizationRequest, ClientRecord)
+    /// A parameter given twice never gets here: the form decoder refuses it (a 400 page).
+    static func parse(_ p: [String: String], clients: ClientResolver) async throws -> (AuthorizationRequest, ClientRecord)
     {
-        guard let clientID = p["client_id"], !clientID.isEmpty, !repeated.contains("client_id") else {
+        guard let clientID = p["client_id"], !clientID.isEmpty else {
             throw Untrusted(detail: "client_id is missing.")
         }
         let client: ClientRecord
@@ -51,7 +52,7 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             throw Untrusted(detail: "The client is not known.")
         }
         // OIDC Core §3.1.2.1 makes redirect_uri required; it must equal a registered one exactly.
-        guard let redirectURI = p["redirect_uri"], !repeated.contains("redirect_uri"), client.redirectURIs.contains(redirectURI) else {
+        guard let redirectURI = p["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
             throw Untrusted(detail: "redirect_uri is missing or not registered for this client.")
         }
         let mode: ResponseMode
@@ -63,7 +64,6 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             throw Refused(error: "invalid_request", description: "response_mode must be query or form_post.")
         }
         func refuse(_ error: String, _ description: String) -> Refused { Refused(error: error, description: description) }
-        if let name = repeated.sorted().first { throw refuse("invalid_request", "\(name) is given more than once.") }
         if let long = p.first(where: { $0.value.utf8.count > Self.maxLength && $0.key != "login_hint" }) {
             throw refuse("invalid_request", "\(long.key) is too long.")
         }

@@ -56,12 +56,12 @@ public struct AuthorizeFlow: Sendable {
     /// Checks the request; answers at once when the browser's session suffices, else starts a flow.
     /// Throws ``AuthorizationRequest/Untrusted`` when nothing proves where to send an error.
     public func begin(
-        _ parameters: [String: String], repeated: Set<String>, browser: BrowserPrincipal?, binding: String, meta: RequestMeta
+        _ parameters: [String: String], browser: BrowserPrincipal?, binding: String, meta: RequestMeta
     ) async throws -> Outcome {
         let request: AuthorizationRequest
         let client: ClientRecord
         do {
-            (request, client) = try await AuthorizationRequest.parse(parameters, repeated: repeated, clients: services.clients)
+            (request, client) = try await AuthorizationRequest.parse(parameters, clients: services.clients)
         } catch let refused as AuthorizationRequest.Refused {
             let mode: AuthorizationRequest.ResponseMode = parameters["response_mode"] == "form_post" ? .formPost : .query
             return .respond(
@@ -109,8 +109,9 @@ public struct AuthorizeFlow: Sendable {
                 clientID: client.id, redirectURI: redirectURI, responseMode: .query, state: nil,
                 scopes: SessionIssuer.grant(requested: nil, client: client), pkce: pkce))
         state.linkAMR = amr
-        // Consent is for third parties signing in; a verification link is the client's own sign-up.
-        state.consented = true
+        // A first-party client's verification link is its own sign-up: nothing to consent to. A third
+        // party's still asks.
+        state.consented = client.settings.thirdParty.isOn ? nil : true
         guard let next = try await nextStep(user: user, client: client, state: state) else { return nil }
         return try await create(state: state, step: next, userID: user.id, client: client, binding: binding)
     }
@@ -151,7 +152,7 @@ public struct AuthorizeFlow: Sendable {
 
     /// The flow behind a page, for this browser only.
     public func page(_ id: UUID, binding: String, browser: BrowserPrincipal?) async throws -> Page {
-        let (flow, state, client) = try await load(id, binding: binding)
+        let (flow, state, client) = try await load(id, binding: binding, browser: browser)
         let user = try await flow.userID.asyncMap { id in try await services.persistence.read { try await $0.users.find(id: id) } } ?? nil
         var continueAs: UserRecord?
         if flow.step == .started, let browser, sessionSuffices(browser, for: state.request, at: services.clock.now()) {
@@ -159,7 +160,8 @@ public struct AuthorizeFlow: Sendable {
         }
         return Page(
             flow: flow, request: state.request, client: client, user: user,
-            missingFields: user.map { RequiredFieldsPolicy.missing(user: $0, client: client) } ?? [], continueAs: continueAs)
+            missingFields: user.map { RequiredFieldsPolicy.missing(user: $0, client: client).filter(Profile.fieldNames.contains) } ?? [],
+            continueAs: continueAs)
     }
 
     /// The password form. Returns the browser's new session cookie when one began.
@@ -226,6 +228,12 @@ public struct AuthorizeFlow: Sendable {
         return trimmed.contains("@") ? (trimmed, nil) : (nil, trimmed)
     }
 
+    /// Whether the sign-in page of flow `id` is still this browser's and waiting (before a provider's
+    /// answer signs anyone in); throws otherwise.
+    public func requireSignInPage(_ id: UUID, binding: String) async throws {
+        _ = try await load(id, binding: binding, step: .started)
+    }
+
     /// A provider's sign-in, started from the sign-in page, came back with this browser signed in.
     public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
@@ -243,8 +251,8 @@ public struct AuthorizeFlow: Sendable {
         return try await advance(flow, next, user: browser.user)
     }
 
-    public func acceptTerms(_ id: UUID, binding: String, accepted: Bool) async throws -> Outcome {
-        let (flow, state, client) = try await load(id, binding: binding, step: .terms)
+    public func acceptTerms(_ id: UUID, binding: String, accepted: Bool, browser: BrowserPrincipal?) async throws -> Outcome {
+        let (flow, state, client) = try await load(id, binding: binding, step: .terms, browser: browser)
         guard accepted else { throw GatehouseError.validation(field: "accept", code: .required, message: "Accept the terms to continue.") }
         let user = try await user(of: flow)
         let now = services.clock.now()
@@ -255,34 +263,28 @@ public struct AuthorizeFlow: Sendable {
     }
 
     /// The required-fields form: only the missing fields are taken, checked as a profile update is.
-    public func submitFields(_ id: UUID, binding: String, values: [String: String], meta: RequestMeta) async throws -> Outcome {
-        let (flow, state, client) = try await load(id, binding: binding, step: .fields)
+    public func submitFields(_ id: UUID, binding: String, values: [String: String], browser: BrowserPrincipal?, meta: RequestMeta)
+        async throws -> Outcome
+    {
+        let (flow, state, client) = try await load(id, binding: binding, step: .fields, browser: browser)
         let user = try await user(of: flow)
         var profile = Profile()
         var result = ValidationResult()
-        for field in RequiredFieldsPolicy.missing(user: user, client: client) {
+        for field in RequiredFieldsPolicy.missing(user: user, client: client) where Profile.fieldNames.contains(field) {
             let value = values[field]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             if value.isEmpty {
                 result.invalidate(field: field, code: .required, message: "This field is required.")
                 continue
             }
-            switch field {
-            case "name": profile.name = value
-            case "given_name": profile.givenName = value
-            case "family_name": profile.familyName = value
-            case "birthdate": profile.birthdate = value
-            case "picture": profile.picture = value
-            case "locale": profile.locale = value
-            default: result.invalidate(field: field, code: .invalidValue, message: "Add this in the app.")
-            }
+            profile[field: field] = value
         }
         guard result.isValid else { throw GatehouseError.validation(result) }
         _ = try await AccountFlow(services: services).updateProfile(userID: user.id, clientID: client.id, profile, meta: meta)
         return try await advance(flow, state, user: try await self.user(of: flow))
     }
 
-    public func consent(_ id: UUID, binding: String, allow: Bool) async throws -> Outcome {
-        let (flow, state, client) = try await load(id, binding: binding, step: .consent)
+    public func consent(_ id: UUID, binding: String, allow: Bool, browser: BrowserPrincipal?) async throws -> Outcome {
+        let (flow, state, client) = try await load(id, binding: binding, step: .consent, browser: browser)
         guard allow else { return try await deny(flow, state) }
         let user = try await user(of: flow)
         let now = services.clock.now()
@@ -338,7 +340,9 @@ public struct AuthorizeFlow: Sendable {
             (try await stores.agreements.find(userID: user.id, clientID: client.id), try await stores.consents.find(userID: user.id, clientID: client.id))
         }
         if !AgreementRecord.isUpToDate(agreement, settings: client.settings) { return .terms }
-        if !RequiredFieldsPolicy.missing(user: user, client: client).isEmpty { return .fields }
+        // The page asks for profile fields; a phone number is proved by a code in the app, which learns
+        // it is missing from the token response's `missing_required_fields`.
+        if RequiredFieldsPolicy.missing(user: user, client: client).contains(where: Profile.fieldNames.contains) { return .fields }
         if client.settings.thirdParty.isOn, state.consented != true {
             if state.request.prompt.contains("consent") || !(consent?.covers(state.request.scopes) ?? false) { return .consent }
         }
@@ -370,7 +374,12 @@ public struct AuthorizeFlow: Sendable {
 
     static let gone = GatehouseError.flowExpired
 
-    private func load(_ id: UUID, binding: String, step: FlowStep? = nil) async throws -> (FlowRecord, State, ClientRecord) {
+    /// The flow, for this browser only. Past sign-in, the browser must still be signed in with the
+    /// session that signed the flow in: a flow left on its terms page must not finish for whoever uses
+    /// the browser after a sign-out (a verification link's flow has no browser session to match).
+    private func load(_ id: UUID, binding: String, step: FlowStep? = nil, browser: BrowserPrincipal? = nil) async throws
+        -> (FlowRecord, State, ClientRecord)
+    {
         let now = services.clock.now()
         guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .authorize,
             flow.isOpen(at: now), let data = flow.data, let state = try? JSONDecoder().decode(State.self, from: Data(data.utf8))
@@ -380,6 +389,9 @@ public struct AuthorizeFlow: Sendable {
             throw GatehouseError.csrfMismatch
         }
         if let step, flow.step != step { throw Self.gone }
+        if flow.step != .started, state.linkAMR == nil, let signedIn = state.browserSessionID, browser?.session.id != signedIn {
+            throw Self.gone
+        }
         return (flow, state, try await services.clients.resolve(flow.clientID))
     }
 

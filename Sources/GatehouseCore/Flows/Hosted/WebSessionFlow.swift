@@ -21,6 +21,11 @@ public struct WebSessionFlow: Sendable {
     /// must not make Gatehouse an open redirector.
     public func create(_ principal: Principal, redirectTo: String?, meta: RequestMeta) async throws -> WebSessionResponse {
         let client = try await services.clients.resolve(principal.session.clientID)
+        // A third party's token must not become a browser session that signs in to the operator's own
+        // sites without asking.
+        guard !client.settings.thirdParty.isOn else {
+            throw GatehouseError.forbidden("A third-party client cannot open web sessions.")
+        }
         let target = try Self.target(redirectTo, client: client, publicURL: services.settings.publicURL)
         let token = Secrets.token(prefix: "gh_ws_")
         let now = services.clock.now()
@@ -41,8 +46,18 @@ public struct WebSessionFlow: Sendable {
         return WebSessionResponse(url: url, expiresIn: Int(Self.lifetime))
     }
 
-    /// Opens the URL once: the browser's session (replacing another user's), and where to go.
+    /// The browser is signed in as someone else: the link does not switch it (a link from another
+    /// person's app would otherwise sign the browser out and into that person's account).
+    public struct OtherUser: Error {}
+
+    /// Opens the URL once: the browser's session, and where to go.
     public func open(token: String, current: BrowserSessionRecord?, meta: RequestMeta) async throws -> (target: String, cookie: String?) {
+        if let current, token.utf8.count <= 256,
+            let record = try await services.persistence.read({ try await $0.codes.find(tokenHash: Secrets.sha256Hex(token)) }),
+            record.purpose == .webSession, record.userID != current.userID
+        {
+            throw OtherUser()
+        }
         let record = try await OneTimeCodes(services: services).redeem(token: token, purpose: .webSession)
         guard let userID = record.userID,
             let data = record.data.flatMap({ try? JSONDecoder().decode(Data.self, from: Foundation.Data($0.utf8)) })
@@ -51,9 +66,7 @@ public struct WebSessionFlow: Sendable {
         let started = try await services.persistence.transaction { stores in
             guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
             if let current, current.userID == user.id { return (current, String?.none) }
-            if let current { _ = try await stores.browserSessions.revoke(id: current.id, at: services.clock.now()) }
-            var started = try await sessions.start(user: user, amr: data.amr, meta: meta, stores: stores)
-            started.session.authTime = data.authTime
+            let started = try await sessions.start(user: user, amr: data.amr, authTime: data.authTime, meta: meta, stores: stores)
             return (started.session, Optional(started.cookieValue))
         }
         return (data.target, started.1)
@@ -68,9 +81,11 @@ public struct WebSessionFlow: Sendable {
             throw invalid
         }
         if raw.hasPrefix("/") {
-            guard !raw.hasPrefix("//") else { throw invalid }
+            guard !raw.hasPrefix("//"), URL(string: publicURL + raw) != nil, raw.allSatisfy(\.isASCII) else { throw invalid }
             return publicURL + raw
         }
+        // Whatever passes must also be a URL the redirect can carry.
+        guard URL(string: raw) != nil, raw.allSatisfy(\.isASCII) else { throw invalid }
         if client.redirectURIs.contains(raw) { return raw }
         guard let components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
             components.user == nil, components.password == nil, let host = components.host, !host.isEmpty
