@@ -12,20 +12,11 @@ struct BrowserSDKTests {
 
     @Test("SDK-16: webSessionURL signs a browser in as the app's user and lands where asked (a foreign redirect_to is refused); browserSignInURL's hosted sign-in then needs no password in that browser and completeBrowserSignIn signs a second app in as the same user; without a session the hosted form signs in and handle(url:) completes it; a redirect naming another issuer, or a foreign state, is refused")
     func hostedSignIn() async throws {
-        let port = try await HookServer.freePort()
-        let base = URL(string: "http://127.0.0.1:\(port)")!
-        let server = try await TestServer.start(.sqlite) {
-            $0.port = port
-            $0.publicURL = base.absoluteString
-        }
+        let live = try await LiveServer.start()
+        let server = live.server
+        let base = URL(string: live.base)!
         try await server.createClient(
             id: "browser-app", redirectURIs: [Self.redirect], settings: ["email_verification=off", "allowed_origins=https://web.example.com"])
-        let running = Task { try await server.server.makeApplication().runService(gracefulShutdownSignals: []) }
-        defer { running.cancel() }
-        for _ in 0..<100 {
-            if let answer = try? await NoRedirectHTTP.send("GET", base.appendingPathComponent("health/live")), answer.status == 200 { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
         func client() -> AuthClient {
             AuthClient(configuration: .init(baseURL: base, clientID: "browser-app", redirectURL: URL(string: Self.redirect)!, store: InMemorySessionStore()))
         }
@@ -88,8 +79,6 @@ struct BrowserSDKTests {
         forged.queryItems = [URLQueryItem(name: "code", value: "gh_ac_x"), URLQueryItem(name: "state", value: "not-ours")]
         await #expect(throws: SDKError.self) { try await fourth.completeBrowserSignIn(from: forged.url!) }
 
-        running.cancel()
-        _ = try? await running.value
-        await server.stop()
+        await live.stop()
     }
 }

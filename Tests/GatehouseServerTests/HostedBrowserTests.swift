@@ -4,35 +4,6 @@ import GatehouseServer
 import GatehouseTesting
 import Testing
 
-/// A live server on a free port, for clients outside the process (a browser, a Python library).
-struct LiveServer {
-    let server: TestServer
-    let base: String
-    let running: Task<Void, any Error>
-
-    static func start(_ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> LiveServer {
-        let port = try await HookServer.freePort()
-        let base = "http://127.0.0.1:\(port)"
-        let server = try await TestServer.start(.sqlite) {
-            $0.port = port
-            $0.publicURL = base
-            configure(&$0)
-        }
-        let running = Task { try await server.server.makeApplication().runService(gracefulShutdownSignals: []) }
-        for _ in 0..<100 {
-            if let answer = try? await NoRedirectHTTP.send("GET", URL(string: base + "/health/live")!), answer.status == 200 { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return LiveServer(server: server, base: base, running: running)
-    }
-
-    func stop() async {
-        running.cancel()
-        _ = try? await running.value
-        await server.stop()
-    }
-}
-
 @Suite("Hosted sign-in in a real browser")
 struct HostedBrowserTests {
     static let script = Browser.script.deletingLastPathComponent().appendingPathComponent("hosted_flow.py")

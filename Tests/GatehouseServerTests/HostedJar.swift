@@ -96,3 +96,46 @@ func authorizeURI(_ fields: [(String, String)]) -> String {
 func pkcePair() -> (verifier: String, challenge: String) {
     WebWalk.pkce()
 }
+
+/// The hosted sign-in tests' server, clients and steps.
+enum Hosted {
+    static let spa = "https://app.example.com/cb"
+    static let partnerRedirect = "https://partner.example.com/cb"
+    static let issuer = "http://127.0.0.1:8080"
+
+    /// A server with a first-party public client (`spa`) and a third-party confidential one (`partner`).
+    static func start(_ spaSettings: [String] = []) async throws -> (TestServer, String) {
+        let server = try await TestServer.start(.sqlite)
+        _ = try await server.createClient(
+            id: "spa", redirectURIs: [spa, "com.example.app:/cb"],
+            settings: ["email_verification=off", "post_logout_redirect_uris=https://app.example.com/bye"] + spaSettings)
+        let partner = try await server.createClient(
+            id: "partner", kind: .confidential, redirectURIs: [partnerRedirect], settings: ["email_verification=off", "third_party=on"])
+        return (server, try #require(partner.secret))
+    }
+
+    static func request(_ client: String = "spa", redirect: String = spa, challenge: String?, state: String = "st", extra: [(String, String)] = [])
+        -> String
+    {
+        authorizeURI(
+            [("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", "openid profile email offline_access"),
+             ("state", state), ("nonce", "n-1")]
+                + (challenge.map { [("code_challenge", $0), ("code_challenge_method", "S256")] } ?? []) + extra)
+    }
+
+    /// Signs the jar's browser in through the sign-in page; returns the answer to the client.
+    static func signIn(_ jar: HostedJar, _ uri: String, email: String, password: String) async throws -> TestResponse {
+        let page = try await jar.open(uri)
+        #expect(page.status == .ok, "\(page.text)")
+        let action = try #require(HostedJar.action(page, form: "signin"), "\(page.text)")
+        return try await jar.submit(action, [("email", email), ("password", password)], csrf: HostedJar.csrf(page))
+    }
+
+    static func exchange(_ client: some TestClientProtocol, code: String, verifier: String?, id: String = "spa", redirect: String = spa) async throws
+        -> TestResponse
+    {
+        var fields = ["grant_type": "authorization_code", "code": code, "client_id": id, "redirect_uri": redirect]
+        if let verifier { fields["code_verifier"] = verifier }
+        return try await client.form("/oauth/token", fields)
+    }
+}

@@ -20,27 +20,17 @@ struct SocialBrowserTests {
         try await mock.putUser("browser-alice", ["email": "alice@browser.example", "email_verified": true, "given_name": "Alice"])
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
-        let port = try await HookServer.freePort()
         let appPort = try await HookServer.freePort()
         let appRedirect = "http://127.0.0.1:\(appPort)/app/callback"
-        let base = "http://127.0.0.1:\(port)"
         let providers = SocialFixtures.providers(fake) + [
             ["id": "mock", "type": "oidc", "issuer": mock.issuer, "client_ids": ["gatehouse-web"], "client_secret": "mock-secret"]
         ]
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: ["providers": providers]).write(to: file)
-        let server = try await TestServer.start(.sqlite) {
-            $0.socialFile = file.path
-            $0.port = port
-            $0.publicURL = base
-        }
+        let live = try await LiveServer.start { $0.socialFile = file.path }
+        let server = live.server
+        let base = live.base
         try await server.createClient(id: "web", redirectURIs: [appRedirect], settings: ["email_verification=off", "social_providers=mock,github"])
-        let running = Task { try await server.server.makeApplication().runService(gracefulShutdownSignals: []) }
-        defer { running.cancel() }
-        for _ in 0..<100 {
-            if let answer = try? await NoRedirectHTTP.send("GET", URL(string: base + "/health/live")!), answer.status == 200 { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
         let screenshots = URL(fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-social-\(UUID().uuidString)").path)
 
@@ -93,8 +83,6 @@ struct SocialBrowserTests {
         let (denied, _) = try await walk("github", page: "fake", user: "octo", state: "s-deny", deny: true)
         #expect(denied["error"] as? String == "access_denied" && denied["state"] as? String == "s-deny", "\(denied)")
 
-        running.cancel()
-        _ = try? await running.value
-        await server.stop()
+        await live.stop()
     }
 }

@@ -102,11 +102,11 @@ public struct TemplateCatalog: MessageRenderer {
         return template?.render(values) ?? ""
     }
 
-    /// A hosted sign-in page: `page.NAME` inside `page.hosted_layout`, with every string of `lang`
-    /// (falling back to English key by key) rendered with `texts` as `s`.
-    func hostedPage(_ name: String, lang: String, title: String, values: [String: Any], texts: [String: String], branding: [String: Any]) -> String {
+    /// A hosted sign-in page: `page.NAME` inside `page.hosted_layout`, with the page's strings
+    /// (``hostedStrings(lang:values:)``, made once per page by the caller) as `s`.
+    func hostedPage(_ name: String, lang: String, title: String, values: [String: Any], strings: [String: String], branding: [String: Any]) -> String {
         var all = values
-        all["s"] = hostedStrings(lang: lang, values: texts)
+        all["s"] = strings
         all["lang"] = lang
         for (key, value) in branding { all[key] = value }
         let body = (templates["\(lang)/page.\(name)"] ?? templates["\(Self.fallbackLanguage)/page.\(name)"])?.render(all) ?? ""
@@ -124,12 +124,12 @@ public struct TemplateCatalog: MessageRenderer {
         return (templates["\(lang)/page.\(name)"] ?? templates["\(Self.fallbackLanguage)/page.\(name)"])?.render(all) ?? ""
     }
 
+    /// Every string of `lang` (English for a key it lacks), rendered with `values`, each once.
     func hostedStrings(lang: String, values: [String: String]) -> [String: String] {
+        let own = lang == Self.fallbackLanguage ? [:] : textStrings[lang] ?? [:]
         var out: [String: String] = [:]
-        for (key, template) in textStrings[Self.fallbackLanguage] ?? [:] { out[key] = template.render(values) }
-        if lang != Self.fallbackLanguage {
-            for (key, template) in textStrings[lang] ?? [:] { out[key] = template.render(values) }
-        }
+        for (key, fallback) in textStrings[Self.fallbackLanguage] ?? [:] { out[key] = (own[key] ?? fallback).render(values) }
+        for (key, template) in own where out[key] == nil { out[key] = template.render(values) }
         return out
     }
 

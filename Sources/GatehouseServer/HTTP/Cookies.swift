@@ -69,6 +69,11 @@ enum FlowBindingCookie {
             return (value, nil)
         }
         let value = Base64URL.encode(Secrets.randomBytes(32))
-        return (value, SetCookie(name: name, value: value, path: "/", maxAge: maxAge, sameSite: .lax, secure: secure).headerValue)
+        return (value, make(value: value, maxAge: maxAge, secure: secure))
+    }
+
+    /// The `Set-Cookie` value for `value`.
+    static func make(value: String, maxAge: Int, secure: Bool) -> String {
+        SetCookie(name: name, value: value, path: "/", maxAge: maxAge, sameSite: .lax, secure: secure).headerValue
     }
 }

@@ -55,9 +55,7 @@ struct AuthorizeRoutes: Sendable {
                 return try pages.respond(answer, lang: lang)
             case .show(let id):
                 // Set again even when the browser had it: its lifetime must outlast the new flow's.
-                let refreshed = SetCookie(
-                    name: Self.bindingCookie, value: binding, path: "/", maxAge: max(flowLifetime, 3600), sameSite: .lax, secure: secureCookies)
-                return redirect(to: id, cookies: [refreshed.headerValue])
+                return redirect(to: id, cookies: [FlowBindingCookie.make(value: binding, maxAge: max(flowLifetime, 3600), secure: secureCookies)])
             }
         } catch let untrusted as AuthorizationRequest.Untrusted {
             let redirectProblem = untrusted.detail.contains("redirect_uri")
@@ -200,9 +198,12 @@ struct AuthorizeRoutes: Sendable {
     ) -> Response {
         let id = page.flow.id
         let base = "/authorize/\(id)"
-        let strings = pages.catalog.hostedStrings(lang: lang, values: ["client_name": page.client.name])
-        var values: [String: Any] = ["csrf": csrf(id, binding), "cancel_action": base + "/cancel", "signin_url": base]
+        // The strings are made once, with every value a page's text may name.
         var texts: [String: String] = [:]
+        if view == "otp_code" { texts["identifier"] = submitted["identifier"] ?? "" }
+        if page.flow.step == .started, let current = page.continueAs, let email = current.email ?? current.phone { texts["email"] = email }
+        let strings = pages.strings(lang: lang, client: page.client, texts: texts)
+        var values: [String: Any] = ["csrf": csrf(id, binding), "cancel_action": base + "/cancel", "signin_url": base]
         if let error, let text = strings[error] { values["error"] = text }
         let name: String
         let title: String
@@ -252,7 +253,6 @@ struct AuthorizeRoutes: Sendable {
                 title = "otp_code_title"
                 values["action"] = base + "/otp-verify"
                 values["identifier"] = submitted["identifier"] ?? ""
-                texts["identifier"] = submitted["identifier"] ?? ""
             default:
                 name = "signin"
                 title = "signin_title"
@@ -270,14 +270,11 @@ struct AuthorizeRoutes: Sendable {
                     values["otp_action"] = base + "/otp"
                 }
                 if let hint = submitted["email"] ?? page.request.loginHint, !hint.isEmpty { values["login_hint"] = hint }
-                if let current = page.continueAs, let email = current.email ?? current.phone {
-                    values["current_email"] = email
-                    texts["email"] = email
-                }
+                if let email = texts["email"] { values["current_email"] = email }
             }
         }
         return pages.page(
-            name, lang: lang, client: page.client, titleKey: title, values: values, texts: texts, status: status,
+            name, lang: lang, client: page.client, titleKey: title, values: values, strings: strings, status: status,
             formTarget: page.request.redirectURI)
     }
 

@@ -39,14 +39,14 @@ struct HostedPages: Sendable {
     }
 
     /// A page of the flow. `formTarget`: the client's redirect URI, where a form's redirect may lead.
+    /// `strings`: the page's strings when the caller already made them (with the same `texts`).
     func page(
         _ name: String, lang: String, client: ClientRecord?, titleKey: String, values: [String: Any], texts: [String: String] = [:],
-        status: HTTPResponse.Status = .ok, formTarget: String? = nil, cookies: [String] = []
+        strings: [String: String]? = nil, status: HTTPResponse.Status = .ok, formTarget: String? = nil, cookies: [String] = []
     ) -> Response {
-        var texts = texts
-        texts["client_name"] = client?.name ?? "Gatehouse"
-        let title = catalog.hostedStrings(lang: lang, values: texts)[titleKey] ?? titleKey
-        let html = catalog.hostedPage(name, lang: lang, title: title, values: values, texts: texts, branding: branding(client))
+        let strings = strings ?? self.strings(lang: lang, client: client, texts: texts)
+        let title = strings[titleKey] ?? titleKey
+        let html = catalog.hostedPage(name, lang: lang, title: title, values: values, strings: strings, branding: branding(client))
         return Self.respond(html, status: status, formAction: formTarget.flatMap(Self.source(of:)), cookies: cookies)
     }
 
@@ -54,11 +54,18 @@ struct HostedPages: Sendable {
     func error(lang: String, client: ClientRecord? = nil, headingKey: String, detailKey: String, status: HTTPResponse.Status, cookies: [String] = [])
         -> Response
     {
-        let strings = catalog.hostedStrings(lang: lang, values: ["client_name": client?.name ?? "Gatehouse"])
+        let strings = strings(lang: lang, client: client)
         return page(
             "error", lang: lang, client: client, titleKey: headingKey,
-            values: ["heading": strings[headingKey] ?? headingKey, "detail": strings[detailKey] ?? detailKey], status: status,
-            cookies: cookies)
+            values: ["heading": strings[headingKey] ?? headingKey, "detail": strings[detailKey] ?? detailKey], strings: strings,
+            status: status, cookies: cookies)
+    }
+
+    /// The strings of a page: the language's, with the client's name and `texts` filled in.
+    func strings(lang: String, client: ClientRecord?, texts: [String: String] = [:]) -> [String: String] {
+        var texts = texts
+        texts["client_name"] = client?.name ?? "Gatehouse"
+        return catalog.hostedStrings(lang: lang, values: texts)
     }
 
     /// The answer to the client: a redirect, or a page whose form the browser posts there.

@@ -10,7 +10,7 @@ extension FlowStep {
     public static let consent = FlowStep(rawValue: "consent")
 }
 
-/// `/oauth/authorize` through the hosted pages: a persisted flow that signs the browser in (or finds
+/// `/oauth/authorize` through the hosted pages (the forms of its pages: `AuthorizeFlow+Forms.swift`): a persisted flow that signs the browser in (or finds
 /// it signed in), then walks it through terms, required fields and consent, and answers the client
 /// with a code. Knows nothing of HTTP: the server renders ``FlowStep``s as pages.
 public struct AuthorizeFlow: Sendable {
@@ -135,7 +135,7 @@ public struct AuthorizeFlow: Sendable {
         return true
     }
 
-    private func authenticate(_ state: inout State, with session: BrowserSessionRecord, fresh: Bool) {
+    func authenticate(_ state: inout State, with session: BrowserSessionRecord, fresh: Bool) {
         state.browserSessionID = session.id
         state.authTime = session.authTime
         state.amr = session.amr
@@ -164,164 +164,23 @@ public struct AuthorizeFlow: Sendable {
             continueAs: continueAs)
     }
 
-    /// The password form. Returns the browser's new session cookie when one began.
-    public func signIn(_ id: UUID, binding: String, email: String, password: String, browser: BrowserPrincipal?, meta: RequestMeta)
-        async throws -> (Outcome, cookie: String?)
-    {
-        let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        let sessions = services.browserSessions
-        let current = browser?.session
-        let signedIn = try await services.runner.signIn(
-            with: services.password, submission: PasswordStrategy.Submission(identifier: email, password: password),
-            request: FlowRunner.SignInRequest(clientID: flow.clientID, meta: meta)
-        ) { user, _, amr, _, stores in
-            try await sessions.signedIn(user: user, amr: amr, current: current, meta: meta, stores: stores)
-        }
-        return (try await authenticated(flow, state, session: signedIn.started.session, user: signedIn.user), signedIn.started.cookieValue)
-    }
-
-    /// The sign-up form. A new account signs the browser in unless its address must be verified first
-    /// (then nil: the page says to check the mail).
-    public func signUp(_ id: UUID, binding: String, email: String, password: String, acceptTerms: Bool, browser: BrowserPrincipal?, meta: RequestMeta)
-        async throws -> (Outcome, cookie: String?)?
-    {
-        let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        let outcome = try await SignupFlow(services: services).signup(
-            SignupRequest(clientId: flow.clientID, email: email, password: password, acceptTerms: acceptTerms ? true : nil), meta: meta,
-            startSession: false)
-        guard case .created(let user) = outcome else { return nil }
-        let sessions = services.browserSessions
-        let current = browser?.session
-        let started = try await services.persistence.transaction { stores in
-            try await sessions.signedIn(user: user, amr: [AuthenticationMethod.password], current: current, meta: meta, stores: stores)
-        }
-        return (try await authenticated(flow, state, session: started.session, user: user), started.cookieValue)
-    }
-
-    /// The one-time-code form: sends a code to an email address or phone number (the client's
-    /// `email_otp` / `sms_otp`), with the same answer whether or not it has an account.
-    public func sendCode(_ id: UUID, binding: String, identifier: String, meta: RequestMeta) async throws -> OTPSentResponse {
-        let (flow, _, _) = try await load(id, binding: binding, step: .started)
-        let (email, phone) = Self.identifier(identifier)
-        return try await OTPFlow(services: services).send(OTPRequest(clientId: flow.clientID, email: email, phone: phone), meta: meta)
-    }
-
-    /// The code the user received: signs the browser in (an unknown identifier gets an account).
-    public func verifyCode(_ id: UUID, binding: String, identifier: String, code: String, browser: BrowserPrincipal?, meta: RequestMeta)
-        async throws -> (Outcome, cookie: String?)
-    {
-        let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        let (email, phone) = Self.identifier(identifier)
-        let sessions = services.browserSessions
-        let current = browser?.session
-        let signedIn = try await OTPFlow(services: services).verify(
-            OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta
-        ) { user, amr, _, stores in
-            try await sessions.signedIn(user: user, amr: amr, current: current, meta: meta, stores: stores)
-        }
-        return (try await authenticated(flow, state, session: signedIn.started.session, user: signedIn.user), signedIn.started.cookieValue)
-    }
-
-    /// An address with `@` is an email address; anything else is taken for a phone number.
-    static func identifier(_ raw: String) -> (email: String?, phone: String?) {
-        let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        return trimmed.contains("@") ? (trimmed, nil) : (nil, trimmed)
-    }
-
-    /// Whether the sign-in page of flow `id` is still this browser's and waiting (before a provider's
-    /// answer signs anyone in); throws otherwise.
-    public func requireSignInPage(_ id: UUID, binding: String) async throws {
-        _ = try await load(id, binding: binding, step: .started)
-    }
-
-    /// A provider's sign-in, started from the sign-in page, came back with this browser signed in.
-    public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
-        let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        return try await authenticated(flow, state, session: session, user: user)
-    }
-
-    /// "Continue as …": the browser's session, chosen on the sign-in page.
-    public func continueAs(_ id: UUID, binding: String, browser: BrowserPrincipal) async throws -> Outcome {
-        let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        guard sessionSuffices(browser, for: state.request, at: services.clock.now()) else {
-            throw GatehouseError.forbidden("Sign in again.")
-        }
-        var next = state
-        authenticate(&next, with: browser.session, fresh: false)
-        return try await advance(flow, next, user: browser.user)
-    }
-
-    public func acceptTerms(_ id: UUID, binding: String, accepted: Bool, browser: BrowserPrincipal?) async throws -> Outcome {
-        let (flow, state, client) = try await load(id, binding: binding, step: .terms, browser: browser)
-        guard accepted else { throw GatehouseError.validation(field: "accept", code: .required, message: "Accept the terms to continue.") }
-        let user = try await user(of: flow)
-        let now = services.clock.now()
-        try await services.persistence.transaction { stores in
-            try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores)
-        }
-        return try await advance(flow, state, user: user)
-    }
-
-    /// The required-fields form: only the missing fields are taken, checked as a profile update is.
-    public func submitFields(_ id: UUID, binding: String, values: [String: String], browser: BrowserPrincipal?, meta: RequestMeta)
-        async throws -> Outcome
-    {
-        let (flow, state, client) = try await load(id, binding: binding, step: .fields, browser: browser)
-        let user = try await user(of: flow)
-        var profile = Profile()
-        var result = ValidationResult()
-        for field in RequiredFieldsPolicy.missing(user: user, client: client) where Profile.fieldNames.contains(field) {
-            let value = values[field]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-            if value.isEmpty {
-                result.invalidate(field: field, code: .required, message: "This field is required.")
-                continue
-            }
-            profile[field: field] = value
-        }
-        guard result.isValid else { throw GatehouseError.validation(result) }
-        _ = try await AccountFlow(services: services).updateProfile(userID: user.id, clientID: client.id, profile, meta: meta)
-        return try await advance(flow, state, user: try await self.user(of: flow))
-    }
-
-    public func consent(_ id: UUID, binding: String, allow: Bool, browser: BrowserPrincipal?) async throws -> Outcome {
-        let (flow, state, client) = try await load(id, binding: binding, step: .consent, browser: browser)
-        guard allow else { return try await deny(flow, state) }
-        let user = try await user(of: flow)
-        let now = services.clock.now()
-        let scopes = state.request.scopes
-        try await services.persistence.transaction { stores in
-            let earlier = try await stores.consents.find(userID: user.id, clientID: client.id)?.scopes ?? []
-            let granted = earlier + scopes.filter { !earlier.contains($0) }
-            try await stores.consents.upsert(ConsentRecord(userID: user.id, clientID: client.id, scopes: granted, grantedAt: now))
-        }
-        var next = state
-        next.consented = true
-        return try await advance(flow, next, user: user)
-    }
-
-    /// Cancel on any page: the client hears `access_denied`.
-    public func cancel(_ id: UUID, binding: String) async throws -> Outcome {
-        let (flow, state, _) = try await load(id, binding: binding)
-        return try await deny(flow, state)
-    }
-
     // MARK: Steps
 
-    private func deny(_ flow: FlowRecord, _ state: State) async throws -> Outcome {
+    func deny(_ flow: FlowRecord, _ state: State) async throws -> Outcome {
         guard try await services.persistence.transaction({ try await $0.flows.consume(id: flow.id, at: services.clock.now()) }) != nil else {
             throw Self.gone
         }
         return refuse(state.request, "access_denied", "The user declined.")
     }
 
-    private func authenticated(_ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
+    func authenticated(_ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
         var next = state
         authenticate(&next, with: session, fresh: true)
         return try await advance(flow, next, user: user)
     }
 
     /// Moves the flow to the next page it needs, or finishes it.
-    private func advance(_ flow: FlowRecord, _ state: State, user: UserRecord) async throws -> Outcome {
+    func advance(_ flow: FlowRecord, _ state: State, user: UserRecord) async throws -> Outcome {
         let client = try await services.clients.resolve(flow.clientID)
         guard let next = try await nextStep(user: user, client: client, state: state) else {
             return .respond(try await finish(flowID: flow.id, state: state, userID: user.id, client: client))
@@ -336,14 +195,20 @@ public struct AuthorizeFlow: Sendable {
 
     /// What the user must still do before the client gets a code: terms, then fields, then consent.
     func nextStep(user: UserRecord, client: ClientRecord, state: State) async throws -> FlowStep? {
+        // Consent is read only for third parties: single sign-on into the operator's own clients (the
+        // common case) pays for one read here.
+        let asksConsent = client.settings.thirdParty.isOn && state.consented != true
         let (agreement, consent) = try await services.persistence.read { stores in
-            (try await stores.agreements.find(userID: user.id, clientID: client.id), try await stores.consents.find(userID: user.id, clientID: client.id))
+            (
+                try await stores.agreements.find(userID: user.id, clientID: client.id),
+                asksConsent ? try await stores.consents.find(userID: user.id, clientID: client.id) : nil
+            )
         }
         if !AgreementRecord.isUpToDate(agreement, settings: client.settings) { return .terms }
         // The page asks for profile fields; a phone number is proved by a code in the app, which learns
         // it is missing from the token response's `missing_required_fields`.
         if RequiredFieldsPolicy.missing(user: user, client: client).contains(where: Profile.fieldNames.contains) { return .fields }
-        if client.settings.thirdParty.isOn, state.consented != true {
+        if asksConsent {
             if state.request.prompt.contains("consent") || !(consent?.covers(state.request.scopes) ?? false) { return .consent }
         }
         return nil
@@ -377,7 +242,7 @@ public struct AuthorizeFlow: Sendable {
     /// The flow, for this browser only. Past sign-in, the browser must still be signed in with the
     /// session that signed the flow in: a flow left on its terms page must not finish for whoever uses
     /// the browser after a sign-out (a verification link's flow has no browser session to match).
-    private func load(_ id: UUID, binding: String, step: FlowStep? = nil, browser: BrowserPrincipal? = nil) async throws
+    func load(_ id: UUID, binding: String, step: FlowStep? = nil, browser: BrowserPrincipal? = nil) async throws
         -> (FlowRecord, State, ClientRecord)
     {
         let now = services.clock.now()
@@ -395,7 +260,7 @@ public struct AuthorizeFlow: Sendable {
         return (flow, state, try await services.clients.resolve(flow.clientID))
     }
 
-    private func user(of flow: FlowRecord) async throws -> UserRecord {
+    func user(of flow: FlowRecord) async throws -> UserRecord {
         guard let id = flow.userID, let user = try await services.persistence.read({ try await $0.users.find(id: id) }),
             user.state == .active
         else { throw Self.gone }
