@@ -11,7 +11,8 @@ import Testing
 /// redirects that stay on the server, and reads the CSRF token off a page's form.
 final class HostedJar: @unchecked Sendable {
     // Used from one test task at a time (the tests await each request), so no lock is needed.
-    let client: any TestClientProtocol
+    /// The node the next request goes to (two nodes behind one name are one browser's server).
+    var client: any TestClientProtocol
     var cookies: [String: String] = [:]
     var acceptLanguage: String?
 
@@ -19,7 +20,7 @@ final class HostedJar: @unchecked Sendable {
 
     func send(_ method: HTTPRequest.Method, _ uri: String, form: [(String, String)]? = nil, headers extra: HTTPFields = [:]) async throws -> TestResponse {
         var headers = extra
-        if !cookies.isEmpty { headers[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookies.isEmpty { headers[.cookie] = cookieHeader }
         if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         var body: ByteBuffer?
         if let form {
@@ -59,6 +60,9 @@ final class HostedJar: @unchecked Sendable {
         }
         return response
     }
+
+    /// The `Cookie` header this browser sends.
+    var cookieHeader: String { cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
 
     static func csrf(_ page: TestResponse) -> String? { attribute(page.text, after: "name=\"csrf\" value=\"") }
 

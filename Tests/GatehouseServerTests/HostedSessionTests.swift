@@ -6,6 +6,7 @@ import GatehouseTesting
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// Single sign-on, logout, web sessions, consent and userinfo, through the router: what a browser
@@ -261,6 +262,54 @@ struct HostedSessionTests {
                 let after = try await jar.send(.get, Hosted.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
                 #expect(HostedJar.query(after)["error"] == "login_required", "\(what): \(HostedJar.query(after))")
             }
+        }
+    }
+
+    @Test("HS-14: two nodes on one PostgreSQL: a flow started on one node goes on on the other (its page, CSRF token and browser binding hold across them); the same consent form posted to both nodes at once gives exactly one code; single sign-on and RP-initiated logout reach across nodes",
+          .enabled(if: TestDatabase.postgresURL != nil))
+    func twoNodes() async throws {
+        try await withTwoNodes(prepare: { server in
+            _ = try await server.createClient(id: "spa", redirectURIs: [Hosted.spa], settings: ["email_verification=off", "third_party=on"])
+        }) { one, two in
+            let user = try await signUp(one, clientID: "spa")
+            let jar = HostedJar(one)
+            let pkce = pkcePair()
+            let page = try await jar.open(Hosted.request(challenge: pkce.challenge))
+            let action = try #require(HostedJar.action(page, form: "signin"), "\(page.text)")
+            jar.client = two
+            let consentPage = try await jar.submit(action, [("email", user.email), ("password", user.password)], csrf: HostedJar.csrf(page))
+            let consentAction = try #require(HostedJar.action(consentPage, form: "consent"), "\(consentPage.text)")
+
+            // One form, posted to both nodes at the same moment: the flow finishes once.
+            var headers = HTTPFields()
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            headers[.cookie] = jar.cookieHeader
+            let body = FormEncoding.encode([("csrf", HostedJar.csrf(consentPage) ?? ""), ("decision", "allow")])
+            async let first = one.executeRequest(uri: consentAction, method: .post, headers: headers, body: ByteBuffer(string: body))
+            async let second = two.executeRequest(uri: consentAction, method: .post, headers: headers, body: ByteBuffer(string: body))
+            let answers = try await [first, second]
+            let codes = answers.compactMap { HostedJar.query($0)["code"] }
+            #expect(codes.count == 1, "\(answers.map(\.status))")
+            #expect(answers.contains { $0.status == .gone }, "\(answers.map(\.status))")
+            let tokens = try await Hosted.exchange(one, code: try #require(codes.first), verifier: pkce.verifier)
+            #expect(tokens.status == .ok, "\(tokens.text)")
+
+            // The browser session signed in on node two signs in on node one.
+            jar.client = one
+            let sso = try await jar.send(.get, Hosted.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
+            let code = try #require(HostedJar.query(sso)["code"], "\(HostedJar.query(sso))")
+            let again = try await Hosted.exchange(two, code: code, verifier: pkce.verifier)
+            let idToken = try #require(again.string("id_token"))
+            let access = try #require(again.string("access_token"))
+
+            // Logout on node two ends it for node one.
+            jar.client = two
+            let ended = try await jar.send(.get, "/oauth/logout?" + FormEncoding.encode([("id_token_hint", idToken)]))
+            #expect(ended.status == .ok && ended.text.contains("id=\"logout\"") == false, "\(ended.status)")
+            jar.client = one
+            let after = try await jar.send(.get, Hosted.request(challenge: pkce.challenge, extra: [("prompt", "none")]))
+            #expect(HostedJar.query(after)["error"] == "login_required")
+            #expect(try await one.json(.get, "/v1/me", bearer: access).status == .unauthorized)
         }
     }
 }

@@ -36,6 +36,7 @@ extension TestServer {
 /// up, each with its own process state, driven through their routers at the same time.
 func withTwoNodes(
     limits: String? = nil,
+    prepare: (TestServer) async throws -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, any TestClientProtocol) async throws -> Void
 ) async throws {
     let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-two-nodes-\(UUID())")
@@ -59,6 +60,7 @@ func withTwoNodes(
         throw error
     }
     do {
+        try await prepare(a)
         try await a.server.makeApplication().test(.router) { one in
             try await b.server.makeApplication().test(.router) { two in try await body(one, two) }
         }
