@@ -1,5 +1,5 @@
 // A command-line app on the Gatehouse SDK: signs up, verifies with the code from the development
-// outbox, logs in, calls /v1/me through authorizedData, and prints every auth-state event.
+// outbox, signs in, calls /v1/me through authorizedData, and prints every auth-state event.
 //
 //   swift run gatehouse-example --url http://127.0.0.1:8080 --client-id CLIENT --outbox ./outbox
 //
@@ -77,17 +77,17 @@ do {
         print("signed up and in as", user.email ?? "?")
     case .verificationRequired:
         print("verification mailed to", email)
-        let user = try await client.verifyEmail(email, code: try await code(for: email))
+        let user = try await client.signIn(email: email, verificationCode: try await code(for: email)).user
         print("verified", user.email ?? "?")
     }
-    try await client.logOut()
-    try await client.logIn(email: email, password: password)
+    try await client.signOut()
+    try await client.signIn(email: email, password: password)
     var request = URLRequest(url: url.appendingPathComponent("/v1/me"))
     request.httpMethod = "GET"
     let (data, response) = try await client.authorizedData(for: request)
     print("GET /v1/me →", response.statusCode, String(decoding: data, as: UTF8.self))
     guard response.statusCode == 200 else { fail("unexpected status") }
-    try await client.logOut(scope: .global)
+    try await client.signOut(scope: .global)
     try await Task.sleep(for: .milliseconds(100))
     printer.cancel()
     print("example finished")

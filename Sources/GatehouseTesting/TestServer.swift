@@ -23,6 +23,7 @@ public struct TestServer: Sendable {
     public static func start(
         _ database: TestDatabase = .sqlite, logs: CapturedLogs? = nil,
         transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks(),
+        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let (url, dropDatabase) = try await database.make()
@@ -42,7 +43,8 @@ public struct TestServer: Sendable {
         let clock = TestClock()
         let mail = CapturedMail()
         let server = try await GatehouseServer.start(
-            configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail], hooks: hooks)
+            configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail], hooks: hooks,
+            assurance: assurance, factors: factors)
         return TestServer(
             server: server, clock: clock, database: database, mail: mail, cleanup: dropDatabase, directory: directory)
     }

@@ -33,7 +33,7 @@ struct AccountCallsTests {
             #expect(early.isRateLimited && (early.retryAfter ?? 0) > 0)
             try await server.deliverMail()
             let code = try #require(server.lastMail(to: email, kind: "verification")?.code)
-            let verified = try await client.verifyEmail(email, code: code)
+            let verified = try await client.signIn(email: email, verificationCode: code).user
             #expect(verified.emailVerified && client.currentUser?.id == pending.id)
 
             let status = try await client.identifierStatus(.email(email))
@@ -58,7 +58,7 @@ struct AccountCallsTests {
 
             // Another device signs in; this one revokes it.
             let other = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore()))
-            try await other.logIn(email: email, password: "correct horse battery")
+            try await other.signIn(email: email, password: "correct horse battery")
             let sessions = try await client.sessions()
             #expect(sessions.count == 2)
             let otherSession = try #require(sessions.first { !$0.current })
@@ -70,12 +70,12 @@ struct AccountCallsTests {
             try await client.requestPasswordReset(email: email)
             try await server.deliverMail()
             let resetCode = try #require(server.lastMail(to: email, kind: "recovery")?.code)
-            try await client.verifyPasswordReset(email: email, code: resetCode)
+            try await client.signIn(email: email, recoveryCode: resetCode)
             try await client.changePassword(to: "a brand new passphrase")
-            try await other.logIn(email: email, password: "a brand new passphrase")
+            try await other.signIn(email: email, password: "a brand new passphrase")
 
             // Global logout ends the other device's new session as well.
-            #expect(try await client.logOut(scope: .global).isRevoked)
+            #expect(try await client.signOut(scope: .global).isRevoked)
             #expect(client.state == .signedOut)
             let afterGlobal = try await #require(throws: SDKError.self) { try await other.refreshSession() }
             #expect(afterGlobal.isSessionEnded)

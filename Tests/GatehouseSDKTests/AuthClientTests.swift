@@ -26,7 +26,7 @@ struct AuthClientTests {
             let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore()))
             _ = try await client.signUp(email: "twice@example.com", password: "correct horse battery")
             let first = try await refreshedToken(client)
-            try await client.logIn(email: "twice@example.com", password: "correct horse battery")
+            try await client.signIn(email: "twice@example.com", password: "correct horse battery")
             let sessions = try await client.sessions()
             #expect(sessions.count == 1, "\(sessions)")
             // The first session's refresh token is dead on the server.
@@ -54,7 +54,7 @@ struct AuthClientTests {
             let (data, response) = try await client.authorizedData(for: meRequest(base))
             #expect(response.statusCode == 200)
             #expect(String(decoding: data, as: UTF8.self).contains("sdk@example.com"))
-            try await client.logOut()
+            try await client.signOut()
             #expect(client.state == .signedOut)
             try await Task.sleep(for: .milliseconds(50))
             task.cancel()
@@ -64,7 +64,7 @@ struct AuthClientTests {
             #expect(events.last == .signedOut(.userRequested))
 
             do {
-                try await client.logIn(email: "sdk@example.com", password: "wrong password!")
+                try await client.signIn(email: "sdk@example.com", password: "wrong password!")
                 Issue.record("wrong password signed in")
             } catch let error as GatehouseError {
                 #expect(error.isInvalidCredentials && error.status == 401)
@@ -138,9 +138,9 @@ struct AuthClientTests {
             let phone = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore()))
             let laptop = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore()))
             _ = try await phone.signUp(email: "revoked@example.com", password: "correct horse battery")
-            try await laptop.logIn(email: "revoked@example.com", password: "correct horse battery")
+            try await laptop.signIn(email: "revoked@example.com", password: "correct horse battery")
             let (log, task) = await record(phone)
-            try await laptop.logOut(scope: .others)
+            try await laptop.signOut(scope: .others)
             #expect(laptop.currentUser != nil)
             do {
                 _ = try await phone.authorizedData(for: meRequest(base))

@@ -43,7 +43,7 @@ struct BrowserSDKTests {
         let sso = try await NoRedirectHTTP.send("GET", start, headers: ["Cookie": browserCookie])
         let back = try #require(sso.location, "\(sso.status) \(sso.text)")
         #expect(back.absoluteString.hasPrefix(Self.redirect + "?code="))
-        let result = try await second.completeBrowserSignIn(from: back)
+        let result = try await second.signIn(fromBrowserRedirect: back)
         #expect(result.user.id == user.id && !result.isNew)
         #expect(second.currentUser?.email == email)
 
@@ -73,12 +73,48 @@ struct BrowserSDKTests {
         let state = try #require(URLComponents(url: mixStart, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
         var forged = URLComponents(string: Self.redirect)!
         forged.queryItems = [URLQueryItem(name: "code", value: "gh_ac_x"), URLQueryItem(name: "state", value: state), URLQueryItem(name: "iss", value: "https://evil.example")]
-        let mixUp = try await #require(throws: SDKError.self) { try await fourth.completeBrowserSignIn(from: forged.url!) }
+        let mixUp = try await #require(throws: SDKError.self) { try await fourth.signIn(fromBrowserRedirect: forged.url!) }
         #expect(mixUp.code == .invalidRequest)
         _ = try await fourth.browserSignInURL()
         forged.queryItems = [URLQueryItem(name: "code", value: "gh_ac_x"), URLQueryItem(name: "state", value: "not-ours")]
-        await #expect(throws: SDKError.self) { try await fourth.completeBrowserSignIn(from: forged.url!) }
+        await #expect(throws: SDKError.self) { try await fourth.signIn(fromBrowserRedirect: forged.url!) }
 
+        await live.stop()
+    }
+
+    @Test("SDK-17: a user who signs up on the hosted page is new to the app: the SDK's browser sign-in reports isNew true, and false the next time")
+    func hostedSignUpIsNew() async throws {
+        let live = try await LiveServer.start()
+        let base = URL(string: live.base)!
+        try await live.server.createClient(id: "browser-new", redirectURIs: [Self.redirect], settings: ["email_verification=off"])
+        let email = "new-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+        func page(_ url: URL, cookie: String?) async throws -> (NoRedirectHTTP.Answer, (String) -> String) {
+            let answer = try await NoRedirectHTTP.send("GET", url, headers: cookie.map { ["Cookie": $0] } ?? [:])
+            return (answer, { marker in
+                guard let range = answer.text.range(of: marker) else { return "" }
+                return String(answer.text[range.upperBound...].prefix { $0 != "\"" })
+            })
+        }
+        var results: [Bool] = []
+        for round in 0..<2 {
+            let app = AuthClient(
+                configuration: .init(baseURL: base, clientID: "browser-new", redirectURL: URL(string: Self.redirect)!, store: InMemorySessionStore()))
+            let toPage = try await NoRedirectHTTP.send("GET", try await app.browserSignInURL(prompt: "login"))
+            let flowCookie = try #require(toPage.cookie)
+            let flowPath = try #require(toPage.location).absoluteString
+            let (shown, field) = try await page(URL(string: flowPath + (round == 0 ? "?view=signup" : ""), relativeTo: base)!, cookie: flowCookie)
+            #expect(shown.status == 200, "\(shown.text)")
+            let form = round == 0 ? "signup" : "signin"
+            let action = field("<form id=\"\(form)\" method=\"post\" action=\"")
+            let posted = try await NoRedirectHTTP.form(
+                URL(string: action, relativeTo: base)!, [("csrf", field("name=\"csrf\" value=\"")), ("email", email), ("password", "a new passphrase")],
+                headers: ["Cookie": flowCookie])
+            let returned = try #require(posted.location, "\(posted.status) \(posted.text)")
+            let result = try await app.signIn(fromBrowserRedirect: returned)
+            #expect(result.user.email == email)
+            results.append(result.isNew)
+        }
+        #expect(results == [true, false])
         await live.stop()
     }
 }

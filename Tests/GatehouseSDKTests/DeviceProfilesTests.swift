@@ -54,10 +54,10 @@ struct DeviceProfilesTests {
             // The registering password session is over; the new one is bound to the PIN.
             #expect(try await amr(client) == ["pin"])
             #expect(try await client.sessions().count == 1)
-            #expect(await profiles.logout().isRevoked)
+            #expect(await profiles.signOut().isRevoked)
             #expect(client.state == .signedOut)
 
-            let user = try await profiles.authenticate(profile: profile, pin: "13579")
+            let user = try await profiles.signIn(profile: profile, pin: "13579").user
             #expect(user.email == "pin@example.com")
             #expect(try await amr(client) == ["pin"])
             let sessions = try await client.sessions()
@@ -66,7 +66,7 @@ struct DeviceProfilesTests {
 
             // The delegate is asked three times, with the server's counts; the third wrong PIN ends it.
             let delegate = ScriptedDelegate(pins: ["24680", "97531", "11223"])
-            let result = await profiles.authenticate(profile: profile, authenticator: profile.authenticators[0], delegate: delegate)
+            let result = await profiles.signIn(profile: profile, authenticator: profile.authenticators[0], delegate: delegate)
             #expect(result == nil)
             let asked = delegate.challenges
             #expect(asked.map { [$0.maxFailureCount, $0.previousFailureCount, $0.remainingFailureCount] } == [[3, 0, 3], [3, 1, 2], [3, 2, 1]])
@@ -79,7 +79,7 @@ struct DeviceProfilesTests {
             #expect(try await profiles.profiles().first?.authenticators.isEmpty == true)
             #expect(client.state == .signedOut)
             do {
-                try await profiles.authenticate(profile: profile, pin: "13579")
+                try await profiles.signIn(profile: profile, pin: "13579")
                 Issue.record("a deregistered PIN signed in")
             } catch let error as DeviceAuthenticationError {
                 #expect(error == .unknownProfile)
@@ -119,7 +119,7 @@ struct DeviceProfilesTests {
             #expect(!json.contains(try #require(key.identifiers.first).split(separator: ":").last.map(String.init) ?? "?"))
             // A wrong PIN's key is refused by the server, which counts it.
             do {
-                try await profiles.authenticate(profile: profile, pin: "86421")
+                try await profiles.signIn(profile: profile, pin: "86421")
                 Issue.record("a wrong PIN signed in")
             } catch let error as GatehouseError {
                 #expect(error.code == .invalidAuthenticatorResponse)
@@ -136,22 +136,22 @@ struct DeviceProfilesTests {
             _ = try await client.signUp(email: "ada@example.com", password: "correct horse battery")
             let ada = try await profiles.registerPIN("13579")
             let adaRefresh = try await refreshedToken(client)
-            _ = await profiles.logout()
+            _ = await profiles.signOut()
             _ = try await client.signUp(email: "bob@example.com", password: "correct horse battery")
             let bob = try await profiles.registerPIN("97531")
             #expect(try await profiles.profiles().count == 2 && ada.id != bob.id)
             let bobRefresh = try await refreshedToken(client)
 
-            #expect(try await profiles.authenticate(profile: ada, pin: "13579").email == "ada@example.com")
+            #expect(try await profiles.signIn(profile: ada, pin: "13579").user.email == "ada@example.com")
             #expect(try await profiles.activeProfile()?.id == ada.id)
             // Bob's session was revoked before Ada's began; Ada's old one ended at her logout.
             #expect(try await refreshStatus(base, bobRefresh) == 400)
             #expect(try await refreshStatus(base, adaRefresh) == 400)
-            #expect(try await profiles.authenticate(profile: bob, pin: "97531").email == "bob@example.com")
+            #expect(try await profiles.signIn(profile: bob, pin: "97531").user.email == "bob@example.com")
             #expect(client.currentUser?.email == "bob@example.com")
             // Each profile's own wrong PIN counts only against its own authenticator.
-            _ = try? await profiles.authenticate(profile: ada, pin: "00000")
-            #expect(try await profiles.authenticate(profile: bob, pin: "97531").email == "bob@example.com")
+            _ = try? await profiles.signIn(profile: ada, pin: "00000")
+            #expect(try await profiles.signIn(profile: bob, pin: "97531").user.email == "bob@example.com")
         }
     }
 
@@ -171,19 +171,19 @@ struct DeviceProfilesTests {
             _ = try await profiles.registerBiometric()
             let profile = try await profiles.registerCustom("hw-token")
             #expect(profile.authenticators.map(\.type) == [.biometric, .custom])
-            _ = await profiles.logout()
+            _ = await profiles.signOut()
 
             let delegate = ScriptedDelegate(pins: [], biometricReason: "Unlock Gatehouse")
-            let user = await profiles.authenticate(profile: profile, authenticator: profile.authenticators[0], delegate: delegate)
+            let user = await profiles.signIn(profile: profile, authenticator: profile.authenticators[0], delegate: delegate)?.user
             #expect(user?.email == "bio@example.com" && delegate.succeeded == 1)
             #expect(try await amr(client) == ["bio"])
             #expect(prompts.withLock { $0.last } == "Unlock Gatehouse")
 
             let refusing = ScriptedDelegate(pins: [], biometricReason: "refuse")
-            #expect(await profiles.authenticate(profile: profile, authenticator: profile.authenticators[0], delegate: refusing) == nil)
+            #expect(await profiles.signIn(profile: profile, authenticator: profile.authenticators[0], delegate: refusing) == nil)
             #expect(refusing.failure as? DeviceAuthenticationError == .cancelled)
 
-            try await profiles.authenticate(profile: profile, authenticator: profile.authenticators[1])
+            try await profiles.signIn(profile: profile, authenticator: profile.authenticators[1])
             #expect(try await amr(client) == ["custom"])
             #expect(token.calls.withLock { $0 } == 1)
             #expect(hook.seen.withLock { $0 } == ["serial=42"])
@@ -209,24 +209,24 @@ struct DeviceProfilesTests {
             try await profiles.changePIN(profile: profile, from: "13579", to: "24681")
             profile = try #require(try await profiles.profiles().first)
             #expect(profile.authenticators.count == 1)
-            _ = await profiles.logout()
+            _ = await profiles.signOut()
             do {
-                try await profiles.authenticate(profile: profile, pin: "13579")
+                try await profiles.signIn(profile: profile, pin: "13579")
                 Issue.record("the old PIN still works")
             } catch let error as GatehouseError {
                 #expect(error.code == .invalidAuthenticatorResponse)
             }
-            try await profiles.authenticate(profile: profile, pin: "24681")
+            try await profiles.signIn(profile: profile, pin: "24681")
 
             // The server out of reach: the logout is local only, and says so.
             transport.offline.withLock { $0 = true }
-            guard case .localOnly = await profiles.logout() else {
+            guard case .localOnly = await profiles.signOut() else {
                 Issue.record("expected a local-only logout")
                 return
             }
             transport.offline.withLock { $0 = false }
 
-            try await profiles.authenticate(profile: profile, pin: "24681")
+            try await profiles.signIn(profile: profile, pin: "24681")
             let bound = try await refreshedToken(client)
             try await profiles.deregister(profile.authenticators[0], of: profile)
             // Deleting the authenticator ended the session it started.
@@ -254,7 +254,7 @@ extension DeviceProfilesTests {
             #expect(try await profiles.profiles().isEmpty)
             #expect(client.state == .signedOut)
 
-            try await client.logIn(email: "gone@example.com", password: "correct horse battery")
+            try await client.signIn(email: "gone@example.com", password: "correct horse battery")
             let (data, response) = try await client.authorizedData(for: URLRequest(url: base.appendingPathComponent("/v1/me/authenticators")))
             #expect(response.statusCode == 200)
             let listed = try JSONSerialization.jsonObject(with: data) as? [String: Any]

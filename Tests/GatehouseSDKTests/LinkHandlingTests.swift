@@ -38,14 +38,14 @@ struct LinkHandlingTests {
             #expect(try await client.handle(url: URL(string: base.absoluteString + resetPath)!))
             #expect(try await store.load() != nil)
             try await client.changePassword(to: "a brand new passphrase")
-            try await client.logIn(email: "link@example.com", password: "a brand new passphrase")
+            try await client.signIn(email: "link@example.com", password: "a brand new passphrase")
 
             // A code sign-in answers a named result and takes persist: too.
-            _ = try await client.logOut()
+            _ = try await client.signOut()
             _ = try await client.sendCode(to: .email("code@example.com"))
             try await server.deliverMail()
             let code = try #require(server.lastMail(to: "code@example.com", kind: "otp")?.code)
-            let signedIn = try await client.verifyCode(code, for: .email("code@example.com"), persist: false)
+            let signedIn = try await client.signIn(code: code, for: .email("code@example.com"), persist: false)
             #expect(signedIn.isNew && signedIn.user.email == "code@example.com")
             #expect(try await store.load() == nil)
         }

@@ -47,10 +47,10 @@ struct PrimerFieldsTests {
             #expect(user.profile.givenName == "Pat")
             #expect(user.profile.metadata == ["favourite_colour": .string("teal")])
 
-            _ = try await client.logOut()
-            let again = try await client.logIn(withFields: [
+            _ = try await client.signOut()
+            let again = try await client.signIn(withFields: [
                 "email": "pat@example.com", "password": "correct horse battery", "newsletter": "weekly",
-            ])
+            ]).user
             #expect(again.profile.metadata == ["favourite_colour": .string("teal"), "newsletter": .string("weekly")])
 
             let handled = try await client.handleFields(["plan": "pro", "pin": "1234", "password": "nope"])

@@ -64,7 +64,7 @@ struct SocialWebSDKTests {
             try await xStore.savePendingVerifier("sign-up-verifier-from-before")
             let start = try await xClient.socialSignInURL(provider: "x")
             #expect(start.path == "/v1/social/x/start")
-            let web = try await xClient.completeSocialSignIn(from: try await browse(start))
+            let web = try await xClient.signIn(fromSocialRedirect: try await browse(start))
             #expect(web.isNew && web.user.profile.name == "Xena")
             #expect(try await xStore.loadPendingVerifier() == "sign-up-verifier-from-before", "the sign-up's verifier survives")
             #expect(xClient.currentUser?.id == web.user.id)
@@ -79,17 +79,17 @@ struct SocialWebSDKTests {
             let beforeRelaunch = try await xClient.socialSignInURL(provider: "x")
             let relaunched = AuthClient(configuration: .init(
                 baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
-            let resumed = try await relaunched.completeSocialSignIn(from: try await browse(beforeRelaunch))
+            let resumed = try await relaunched.signIn(fromSocialRedirect: try await browse(beforeRelaunch))
             #expect(!resumed.isNew && resumed.user.id == web.user.id)
 
             // Cancelled at the provider.
             let cancelled = try await browse(try await xClient.socialSignInURL(provider: "x"), deny: true)
-            let denied = try await #require(throws: SDKError.self) { try await xClient.completeSocialSignIn(from: cancelled) }
+            let denied = try await #require(throws: SDKError.self) { try await xClient.signIn(fromSocialRedirect: cancelled) }
             #expect(denied.code == .accessDenied)
             // A redirect this client did not start.
             _ = try await xClient.socialSignInURL(provider: "x")
             let forged = URL(string: SocialFixtures.appRedirect + "?code=gh_ac_forged&state=not-ours")!
-            let refused = try await #require(throws: SDKError.self) { try await xClient.completeSocialSignIn(from: forged) }
+            let refused = try await #require(throws: SDKError.self) { try await xClient.signIn(fromSocialRedirect: forged) }
             #expect(refused.code == .invalidRequest)
         }
     }

@@ -62,10 +62,14 @@ struct EdgeTests {
             id: "ops", settings: [], scopes: ["admin:read"])
         let browserUser = UserRecord(email: "browser@example.com", createdAt: server.clock.now())
         try await server.persistence.transaction { try await $0.users.insert(browserUser) }
-        let cookie = try await server.persistence.transaction { stores in
-            try await server.services.browserSessions.start(
-                user: browserUser, amr: ["pwd"], meta: RequestMeta(ipAddress: "192.0.2.1"), stores: stores)
-        }.cookieValue
+        let defaultClient = try await server.services.clients.resolve(nil)
+        let starter = server.services.starter
+        let cookie = try #require(
+            try await server.persistence.transaction { stores in
+                try await starter.start(
+                    Authentication(userID: browserUser.id, amr: ["pwd"]), client: defaultClient, target: .browser(.init()),
+                    meta: RequestMeta(ipAddress: "192.0.2.1"), stores: stores)
+            }.get().browser().cookie)
         let app = Application(router: Self.router(for: server))
         try await server.server.makeApplication().test(.router) { client in
             let user = try await signUp(client, email: "bearer@example.com")

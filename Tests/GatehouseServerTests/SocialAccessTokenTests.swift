@@ -12,12 +12,13 @@ extension SocialFixtures {
     /// A server whose `social` client (public, with an app redirect) offers every fixture provider.
     static func server(
         _ fake: ProviderAPIsServer, extra: [[String: Any]] = [], logs: CapturedLogs? = nil,
+        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
         configure: @escaping (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
         let all = providers(fake) + extra
         try JSONSerialization.data(withJSONObject: ["providers": all]).write(to: file)
-        let server = try await TestServer.startOpen(.sqlite, logs: logs) {
+        let server = try await TestServer.startOpen(.sqlite, logs: logs, assurance: assurance, factors: factors) {
             $0.socialFile = file.path
             configure(&$0)
         }

@@ -30,13 +30,16 @@ struct WebWalk {
         Dictionary((URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }) { $1 }
     }
 
-    func start(_ provider: String, redirectTo: String = SocialFixtures.appRedirect, challenge: String?, state: String = "app-state-1") async throws
-        -> Started
-    {
+    /// `formEncoded: false` sends `+` as it is, as URLComponents does: the server reads it as a space.
+    func start(
+        _ provider: String, redirectTo: String = SocialFixtures.appRedirect, challenge: String?, state: String = "app-state-1",
+        formEncoded: Bool = true
+    ) async throws -> Started {
         var items = [URLQueryItem(name: "client_id", value: "social"), URLQueryItem(name: "redirect_to", value: redirectTo), URLQueryItem(name: "state", value: state)]
         if let challenge { items += [URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256")] }
         var components = URLComponents(string: "/v1/social/\(provider)/start")!
         components.queryItems = items
+        if formEncoded { components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") }
         let answer = try await client.executeRequest(uri: components.string!, method: .get, headers: [:], body: nil)
         let location = answer.headers[.location].flatMap(URL.init(string:)) ?? URL(string: "about:blank")!
         let cookie = answer.headers[.setCookie].flatMap { $0.split(separator: ";").first.map(String.init) }
@@ -71,8 +74,10 @@ struct WebWalk {
     }
 
     /// start → approve → callback: the URL the browser lands on at the app.
-    func signIn(_ provider: String, user: String, pkce: (verifier: String, challenge: String), state: String = "app-state-1") async throws -> URL {
-        let started = try await start(provider, challenge: pkce.challenge, state: state)
+    func signIn(
+        _ provider: String, user: String, pkce: (verifier: String, challenge: String), state: String = "app-state-1", formEncoded: Bool = true
+    ) async throws -> URL {
+        let started = try await start(provider, challenge: pkce.challenge, state: state, formEncoded: formEncoded)
         #expect(started.status == .found, "\(started.text)")
         let back = try await approve(started, user: user)
         let landed = try await callback(back, cookie: started.cookie)
@@ -99,6 +104,11 @@ struct SocialWebFlowTests {
                     #expect(landed.absoluteString.hasPrefix(SocialFixtures.appRedirect + "?"), "\(landed)")
                     let query = WebWalk.query(landed)
                     #expect(query["state"] == state, "the app's state comes back exactly")
+                    if round == 1 {
+                        // A `+` left unencoded is a space, as on /oauth/authorize and every other route.
+                        let raw = try await walk.signIn(provider, user: user, pkce: WebWalk.pkce(), state: "a+b", formEncoded: false)
+                        #expect(WebWalk.query(raw)["state"] == "a b", "\(raw)")
+                    }
                     let code = try #require(query["code"], "\(provider): \(landed)")
                     let tokens = try await walk.exchange(code: code, verifier: pkce.verifier)
                     #expect(tokens.status == .ok, "\(provider): \(tokens.text)")

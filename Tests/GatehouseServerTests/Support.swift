@@ -22,9 +22,11 @@ extension TestServer {
 
     static func startOpen(
         _ database: TestDatabase, logs: CapturedLogs? = nil, hooks: FlowHooks = FlowHooks(),
+        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
-        let server = try await TestServer.start(database, logs: logs, hooks: hooks, configure: configure)
+        let server = try await TestServer.start(
+            database, logs: logs, hooks: hooks, assurance: assurance, factors: factors, configure: configure)
         try await server.createClient(id: openClient, settings: ["email_verification=off"])
         return server
     }

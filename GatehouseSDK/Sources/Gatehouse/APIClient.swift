@@ -11,7 +11,7 @@ struct APIClient: Sendable {
 
     func request(_ method: String, _ path: String, query: [URLQueryItem] = [], bearer: String? = nil, clientID: String? = nil) -> URLRequest {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
-        if !query.isEmpty { components.queryItems = query }
+        if !query.isEmpty { components.queryItems = query; components.encodePlusForForms() }
         var request = URLRequest(url: components.url!)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
@@ -79,5 +79,13 @@ struct APIClient: Sendable {
         return GatehouseError(
             code: GatehouseError.invalidResponse, status: response.statusCode,
             message: HTTPURLResponse.localizedString(forStatusCode: response.statusCode), retryAfter: retryAfter)
+    }
+}
+
+extension URLComponents {
+    /// URLComponents leaves `+` as it is in a query, and the server (like every form decoder) reads it
+    /// as a space: an address like `ann+news@example.com` must travel as `%2B`.
+    mutating func encodePlusForForms() {
+        percentEncodedQuery = percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
     }
 }

@@ -9,7 +9,7 @@ import FoundationNetworking
 public enum SignUpResult: Sendable, Equatable {
     /// The client needs no verification: the user is signed in.
     case signedIn(User)
-    /// A verification mail went out; verify by code (``AuthClient/verifyEmail(_:code:persist:)``) or link
+    /// A verification mail went out; verify by code (``AuthClient/signIn(email:verificationCode:persist:)``) or link
     /// (``AuthClient/handle(url:persist:)``).
     case verificationRequired(User)
 }
@@ -39,7 +39,7 @@ extension AuthClient {
         let (data, response) = try await http.perform(try http.json(http.request("POST", "/v1/signup"), body: body))
         let decoder = WireCoding.decoder()
         if let tokens = try? decoder.decode(TokenResponse.self, from: data) {
-            return .signedIn(try await adopt(tokens, persist: persist))
+            return .signedIn(try await adopt(tokens, persist: persist).user)
         }
         guard let pending = try? decoder.decode(SignupPendingResponse.self, from: data) else {
             throw GatehouseError(code: GatehouseError.invalidResponse, status: response.statusCode, message: "Unreadable answer.")
@@ -53,33 +53,36 @@ extension AuthClient {
     /// - Parameters:
     ///   - email: the account's address.
     ///   - password: its password.
-    ///   - scopes: what to ask for; empty asks for the client's defaults. With ``Scope/openid`` the
-    ///     answer carries an ID token (``Session/idToken``).
+    ///   - scopes: what to ask for; empty asks for the client's defaults. The server grants the ones
+    ///     the client allows and drops the rest without an error, so read ``Session/scopes`` rather
+    ///     than assume. With ``Scope/openid`` the answer carries an ID token (``Session/idToken``).
     ///   - nonce: goes into the ID token's `nonce` claim, to bind it to this sign-in.
     ///   - persist: `false` keeps the session in memory only, refreshes included.
+    /// - Returns: the same ``SignInResult`` as every other sign-in, so one code path handles them all.
     @discardableResult
-    public func logIn(
+    public func signIn(
         email: String, password: String, scopes: Set<Scope> = [], nonce: String? = nil, persist: Bool = true
-    ) async throws -> User {
+    ) async throws -> SignInResult {
         try await check(["email": email, "password": password], for: .logIn)
         return try await sendLogIn(email: email, password: password, scopes: scopes, nonce: nonce, persist: persist)
     }
 
     /// The login request, after the app's validator.
-    func sendLogIn(email: String, password: String, scopes: Set<Scope>, nonce: String?, persist: Bool) async throws -> User {
+    func sendLogIn(email: String, password: String, scopes: Set<Scope>, nonce: String?, persist: Bool) async throws -> SignInResult {
         let request = try http.json(
             http.request("POST", "/v1/login"),
             body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce))
         return try await adopt(try await http.send(request), persist: persist)
     }
 
-    /// Ends sessions on the server (this one, the others, or all) and, for `local` and `global`,
-    /// here. Local state is cleared even when the server cannot be reached; the answer says whether the
+    /// Signs out: ends sessions on the server (this one, the others, or all) and, for `local` and
+    /// `global`, here. Local state is cleared even when the server cannot be reached, because a user
+    /// who asked to sign out must not stay signed in on this device; the answer says whether the
     /// server revoked the session or only this device forgot it.
     /// Throws `store_unavailable` (retryable, nothing changed) while the session store cannot be read
     /// yet, and the server's error for `.others`.
     @discardableResult
-    public func logOut(scope: LogoutScope = .local) async throws -> LogoutOutcome {
+    public func signOut(scope: LogoutScope = .local) async throws -> LogoutOutcome {
         await restore()
         guard restored else { throw storeUnavailable }
         guard let current = storedSession else { return .notSignedIn }

@@ -21,7 +21,7 @@ extension AuthClient {
     /// The URL of Gatehouse's hosted sign-in page (`/oauth/authorize`, the authorization-code flow
     /// with PKCE) for apps that prefer the hosted page to their own forms: open it in a browser. The
     /// page returns to ``Configuration/redirectURL`` with a code; pass that URL to
-    /// ``completeBrowserSignIn(from:persist:)`` (or ``handle(url:persist:)``).
+    /// ``signIn(fromBrowserRedirect:persist:)`` (or ``handle(url:persist:)``).
     ///
     /// - Parameters:
     ///   - prompt: OpenID Connect `prompt` (`login` to ask for the password even in a signed-in
@@ -45,17 +45,19 @@ extension AuthClient {
         return try serverURL("/oauth/authorize", query: items)
     }
 
-    /// Finishes a hosted sign-in from the URL the browser returned to: checks `state` and the
-    /// issuer (`iss`, RFC 9207), turns an `error` into a thrown ``GatehouseError`` (`access_denied`
-    /// when the person cancelled) and exchanges the code with the kept PKCE verifier.
+    /// Signs in from the URL the browser returned to after ``browserSignInURL(prompt:loginHint:scopes:)``:
+    /// checks `state` and the issuer (`iss`, RFC 9207), turns an `error` into a thrown
+    /// ``GatehouseError`` (`access_denied` when the person cancelled) and exchanges the code with the
+    /// kept PKCE verifier. ``SignInResult/isNew`` is the server's, as for every sign-in: the hosted
+    /// page can create the account (a sign-up form, a first code, a first provider sign-in).
     @discardableResult
-    public func completeBrowserSignIn(from url: URL, persist: Bool = true) async throws -> SignInResult {
+    public func signIn(fromBrowserRedirect url: URL, persist: Bool = true) async throws -> SignInResult {
         // The hosted page always names itself (RFC 9207); an answer without `iss` came from elsewhere.
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         guard query.contains(where: { $0.name == "iss" }) else {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "The redirect does not name its issuer.")
         }
-        return try await completeSocialSignIn(from: url, persist: persist)
+        return try await completeWebSignIn(from: url, persist: persist)
     }
 
     /// The issuer the server names in its redirects: the base URL without a trailing slash.
@@ -80,7 +82,7 @@ extension AuthClient {
         let url = try await browserSignInURL(prompt: prompt, loginHint: loginHint)
         let returned = try await presentWebAuthentication(
             url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
-        return try await completeBrowserSignIn(from: returned)
+        return try await signIn(fromBrowserRedirect: returned)
     }
 }
 #endif

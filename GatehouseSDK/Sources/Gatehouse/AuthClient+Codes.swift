@@ -4,18 +4,6 @@ import GatehouseAPI
 import FoundationNetworking
 #endif
 
-/// A sign-in with a one-time code.
-public struct CodeSignIn: Sendable, Hashable {
-    public var user: User
-    /// Whether the code created the account (the first sign-in of this identifier).
-    public var isNew: Bool
-
-    public init(user: User, isNew: Bool) {
-        self.user = user
-        self.isNew = isNew
-    }
-}
-
 /// Where a one-time code goes.
 public enum CodeDestination: Sendable, Hashable {
     case email(String)
@@ -64,13 +52,15 @@ extension AuthClient {
         return try await http.send(try http.json(http.request("POST", "/v1/otp"), body: body))
     }
 
-    /// Signs in with a one-time code; ``CodeSignIn/isNew`` tells whether the account was just created.
-    /// `scopes`, `nonce` and `persist` work as for ``logIn(email:password:scopes:nonce:persist:)``.
+    /// Signs in with the one-time code sent to `destination`. A code may create the account (unless
+    /// it was sent with `createUser: false`), so ``SignInResult/isNew`` matters most here.
+    /// `scopes`, `nonce` and `persist` work as for ``signIn(email:password:scopes:nonce:persist:)``;
+    /// `acceptTerms` accepts the client's current terms with the sign-in.
     @discardableResult
-    public func verifyCode(
-        _ code: String, for destination: CodeDestination, scopes: Set<Scope> = [], nonce: String? = nil,
+    public func signIn(
+        code: String, for destination: CodeDestination, scopes: Set<Scope> = [], nonce: String? = nil,
         acceptTerms: Bool? = nil, persist: Bool = true
-    ) async throws -> CodeSignIn {
+    ) async throws -> SignInResult {
         try await check(Self.fields(of: destination).merging(["code": code]) { given, _ in given }, for: .verifyCode)
         var body = OTPVerifyRequest(
             clientId: configuration.clientID, code: code, scope: scopes.wireValue, nonce: nonce, acceptTerms: acceptTerms)
@@ -79,7 +69,7 @@ extension AuthClient {
         case .phone(let phone): body.phone = phone
         }
         let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", "/v1/otp/verify"), body: body))
-        return CodeSignIn(user: try await adopt(tokens, persist: persist), isNew: tokens.isNew ?? false)
+        return try await adopt(tokens, persist: persist)
     }
 
     /// Whether an identifier has an account (only for clients that enable it).

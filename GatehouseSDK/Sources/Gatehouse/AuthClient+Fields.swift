@@ -24,16 +24,21 @@ extension AuthClient {
         return try await sendSignUp(email: email, password: password, profile: profile, acceptTerms: acceptTerms, persist: persist)
     }
 
-    /// Primer's `logIn(withFields:)`: `email` and `password` are required; after a successful sign-in
-    /// any other non-secret field is added to the user's properties.
+    /// Primer's `logIn(withFields:)`, named like every other sign-in: `email` and `password` are
+    /// required; after a successful sign-in any other non-secret field is added to the user's
+    /// properties, and the result's user (in ``SignInResult/session`` too) is the updated one.
     @discardableResult
-    public func logIn(withFields fields: [String: String], scopes: Set<Scope> = [], persist: Bool = true) async throws -> User {
+    public func signIn(withFields fields: [String: String], scopes: Set<Scope> = [], persist: Bool = true) async throws
+        -> SignInResult
+    {
         try await check(fields, for: .logIn)
         let email = try Self.required("email", in: fields)
         let password = try Self.required("password", in: fields)
-        let user = try await sendLogIn(email: email, password: password, scopes: scopes, nonce: nil, persist: persist)
-        guard let properties = Self.userProperties(from: fields, excluding: ["email"]) else { return user }
-        return try await sendProfileUpdate(Self.merging(properties, into: user.profile))
+        var result = try await sendLogIn(email: email, password: password, scopes: scopes, nonce: nil, persist: persist)
+        guard let properties = Self.userProperties(from: fields, excluding: ["email"]) else { return result }
+        result.user = try await sendProfileUpdate(Self.merging(properties, into: result.user.profile))
+        result.session.user = result.user
+        return result
     }
 
     /// Primer's `recoverPassword(withFields:)`: sends the recovery mail to `email`.

@@ -48,13 +48,6 @@ public enum SocialCredential: Sendable, Hashable {
     }
 }
 
-/// What a social sign-in gives: the user and whether this sign-in created the account (Backbeam's
-/// `isNew`), so the app can show its first-run screens.
-public struct SignInResult: Sendable, Hashable {
-    public var user: User
-    public var isNew: Bool
-}
-
 /// A nonce pair for a provider request: send ``hashed`` (Apple) or ``raw`` (Google, others) to the
 /// provider's SDK, and always ``raw`` to Gatehouse, which checks the token carries it and accepts it
 /// once.
@@ -84,7 +77,7 @@ extension AuthClient {
     /// account is linked only when both sides proved it, otherwise this throws
     /// `identity_link_required` (sign in to that account first).
     ///
-    /// - Returns: the user, and `isNew` when this sign-in created the account.
+    /// - Returns: the user, the session, and ``SignInResult/isNew`` when this sign-in created the account.
     @discardableResult
     public func signIn(with credential: SocialCredential, persist: Bool = true) async throws -> SignInResult {
         var body: SocialTokenRequest
@@ -99,8 +92,7 @@ extension AuthClient {
             body.familyName = familyName
         }
         let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", Self.socialPath(credential.provider, "token")), body: body))
-        let user = try await adopt(tokens, persist: persist)
-        return SignInResult(user: user, isNew: tokens.isNew ?? false)
+        return try await adopt(tokens, persist: persist)
     }
 
     /// The provider identities linked to the signed-in user.

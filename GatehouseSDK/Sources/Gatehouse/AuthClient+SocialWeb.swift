@@ -14,7 +14,7 @@ extension AuthClient {
     /// The URL that starts a web sign-in with `provider` (any provider the client offers, X and
     /// generic OAuth providers included): open it in a browser or web view. The provider's page
     /// returns to ``Configuration/redirectURL`` with a one-time code; pass that URL to
-    /// ``completeSocialSignIn(from:persist:)`` (or ``handle(url:persist:)``). The PKCE verifier is kept
+    /// ``signIn(fromSocialRedirect:persist:)`` (or ``handle(url:persist:)``). The PKCE verifier is kept
     /// in memory and in the store (apart from a sign-up's), so a relaunch in between still completes.
     public func socialSignInURL(provider: String) async throws -> URL {
         let started = try await beginWebSignIn()
@@ -47,17 +47,23 @@ extension AuthClient {
         let base = components?.path.hasSuffix("/") == true ? String(components!.path.dropLast()) : components?.path ?? ""
         components?.path = base + path
         components?.queryItems = query
+        components?.encodePlusForForms()
         guard let url = components?.url else {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "Cannot build the URL for \(path).")
         }
         return url
     }
 
-    /// Finishes a web sign-in from the URL the browser returned to: checks `state`, turns an `error`
-    /// into a thrown ``GatehouseError`` (`access_denied` when the person cancelled,
-    /// `identity_link_required`, …) and exchanges the code with the kept PKCE verifier.
+    /// Signs in from the URL the browser returned to after ``socialSignInURL(provider:)``: checks
+    /// `state`, turns an `error` into a thrown ``GatehouseError`` (`access_denied` when the person
+    /// cancelled, `identity_link_required`, …) and exchanges the code with the kept PKCE verifier.
     @discardableResult
-    public func completeSocialSignIn(from url: URL, persist: Bool = true) async throws -> SignInResult {
+    public func signIn(fromSocialRedirect url: URL, persist: Bool = true) async throws -> SignInResult {
+        try await completeWebSignIn(from: url, persist: persist)
+    }
+
+    /// The return from either web sign-in (a provider's or the hosted page's: they share the slot).
+    func completeWebSignIn(from url: URL, persist: Bool) async throws -> SignInResult {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
         // A redirect this client did not start (or a second use of one) is refused before anything else.
@@ -88,8 +94,7 @@ extension AuthClient {
         guard let code = value("code") else {
             throw GatehouseError(code: GatehouseError.invalidResponse, status: nil, message: "The redirect carries no code.")
         }
-        let (user, tokens) = try await exchangeForTokens(code: code, persist: persist, social: true)
-        return SignInResult(user: user, isNew: tokens.isNew ?? false)
+        return try await exchangeForTokens(code: code, persist: persist, social: true)
     }
 }
 
@@ -110,7 +115,7 @@ extension AuthClient {
         let returned = try await presentWebAuthentication(
             url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
         progress?(.exchangingCode)
-        let result = try await completeSocialSignIn(from: returned)
+        let result = try await signIn(fromSocialRedirect: returned)
         progress?(.signedIn(isNew: result.isNew))
         return result
     }

@@ -5,9 +5,10 @@ import FoundationNetworking
 #endif
 
 extension AuthClient {
-    /// Verifies the email with the code from the mail and signs in.
+    /// Verifies the email with the code from the mail and signs in: the step that ends a sign-up that
+    /// needed verification, so its ``SignInResult`` is the one that tells whether the account is new.
     @discardableResult
-    public func verifyEmail(_ email: String, code: String, persist: Bool = true) async throws -> User {
+    public func signIn(email: String, verificationCode code: String, persist: Bool = true) async throws -> SignInResult {
         let request = try http.json(
             http.request("POST", "/v1/verify"), body: CodeVerificationRequest(clientId: configuration.clientID, email: email, code: code))
         return try await adopt(try await http.send(request), persist: persist)
@@ -35,13 +36,13 @@ extension AuthClient {
     public func handle(url: URL, persist: Bool = true) async throws -> Bool {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         if let state = socialState, query.contains(where: { $0.name == "state" && $0.value == state }) {
-            _ = try await completeSocialSignIn(from: url, persist: persist)
+            _ = try await completeWebSignIn(from: url, persist: persist)
             return true
         }
         if let redirect = configuration.redirectURL, url.absoluteString.hasPrefix(redirect.absoluteString),
             let code = query.first(where: { $0.name == "code" })?.value
         {
-            try await exchange(code: code, persist: persist)
+            try await signIn(authorizationCode: code, persist: persist)
             return true
         }
         guard let token = query.first(where: { $0.name == "token" })?.value, !token.isEmpty,
@@ -60,15 +61,16 @@ extension AuthClient {
         return true
     }
 
-    /// Exchanges an authorization code (the `code` of the redirect after the mail's link) for a
-    /// session, with the PKCE verifier kept from the sign-up, and signs in.
+    /// Signs in with an authorization code (the `code` of the redirect after the mail's link),
+    /// exchanged with the PKCE verifier kept from the sign-up: for apps that receive the code some
+    /// other way than ``handle(url:persist:)``.
     @discardableResult
-    public func exchange(code: String, persist: Bool = true) async throws -> User {
-        try await exchangeForTokens(code: code, persist: persist).user
+    public func signIn(authorizationCode code: String, persist: Bool = true) async throws -> SignInResult {
+        try await exchangeForTokens(code: code, persist: persist)
     }
 
-    /// The exchange, with the token response (its `is_new`).
-    func exchangeForTokens(code: String, persist: Bool, social: Bool = false) async throws -> (user: User, tokens: TokenResponse) {
+    /// The exchange at the token endpoint, with the sign-up's verifier or the web sign-in's.
+    func exchangeForTokens(code: String, persist: Bool, social: Bool = false) async throws -> SignInResult {
         var fields = [("grant_type", "authorization_code"), ("code", code), ("client_id", configuration.clientID)]
         if let redirect = configuration.redirectURL { fields.append(("redirect_uri", redirect.absoluteString)) }
         // After a relaunch the verifier is only in the store.
@@ -91,7 +93,7 @@ extension AuthClient {
         } else {
             user = try await http.send(http.request("GET", "/v1/me", bearer: tokens.accessToken))
         }
-        return (try await adopt(tokens, user: user, persist: persist), tokens)
+        return try await adopt(tokens, user: user, persist: persist)
     }
 
     /// Mails a recovery code and a link to the reset page. Answers the same for unknown addresses.
@@ -107,10 +109,11 @@ extension AuthClient {
             http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
     }
 
-    /// Signs in with the recovery code; ``changePassword(to:current:)`` then works without the old
-    /// password for a few minutes.
+    /// Signs in with the recovery code from the mail of ``requestPasswordReset(email:)``;
+    /// ``changePassword(to:current:)`` then works without the old password for a few minutes, which
+    /// is the point of a recovery session.
     @discardableResult
-    public func verifyPasswordReset(email: String, code: String, persist: Bool = true) async throws -> User {
+    public func signIn(email: String, recoveryCode code: String, persist: Bool = true) async throws -> SignInResult {
         let request = try http.json(
             http.request("POST", "/v1/recovery/verify"),
             body: CodeVerificationRequest(clientId: configuration.clientID, email: email, code: code))

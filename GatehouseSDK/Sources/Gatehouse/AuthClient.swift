@@ -156,7 +156,9 @@ public actor AuthClient {
 
     // MARK: Sessions from token responses
 
-    func adopt(_ tokens: TokenResponse, user knownUser: User? = nil, persist: Bool = true) async throws -> User {
+    /// Makes a sign-in's token response the session: every sign-in path ends here, so every one
+    /// answers the same ``SignInResult`` with the server's `is_new`.
+    func adopt(_ tokens: TokenResponse, user knownUser: User? = nil, persist: Bool = true) async throws -> SignInResult {
         // The session of before, if any, is known only once the store was read: it must be ended too.
         await restore()
         guard let refreshToken = tokens.refreshToken, let user = tokens.user ?? knownUser ?? storedSession?.user else {
@@ -186,7 +188,7 @@ public actor AuthClient {
         // Signing in while signed in ends the old session on the server too, or it would live on,
         // unreachable, until it expired. By its refresh token: the access token may have expired.
         if let previous, previous.refreshToken != refreshToken { await revokeQuietly(refreshToken: previous.refreshToken) }
-        return user
+        return SignInResult(stored, tokens: tokens)
     }
 
     /// The signed-in user, after reading the store if that has not happened yet; a store that cannot

@@ -15,7 +15,7 @@ public enum AuthState: Sendable, Equatable {
 
 /// Why a session ended.
 public enum SignOutReason: String, Sendable, Equatable {
-    /// The app called ``AuthClient/logOut(scope:)``.
+    /// The app called ``AuthClient/signOut(scope:)``.
     case userRequested
     /// The server no longer accepts the session (revoked elsewhere, refresh token reused, expired).
     case sessionRevoked
@@ -44,7 +44,7 @@ public protocol AuthClientDelegate: AnyObject, Sendable {
     func authClient(_ client: AuthClient, didReceive event: AuthEvent) async
 }
 
-/// How a logout went.
+/// How a sign-out went (``AuthClient/signOut(scope:)``, ``DeviceProfiles/signOut()``).
 public enum LogoutOutcome: Sendable {
     /// The server revoked the session (or already had).
     case revoked

@@ -74,6 +74,9 @@ extension ErrorCode {
     public static let lastSignInMethod: ErrorCode = "last_sign_in_method"
     /// Adding a way to sign in (linking a provider) needs a recent sign-in: sign in again, then retry.
     public static let reauthenticationRequired: ErrorCode = "reauthentication_required"
+    /// The first factor was right, but the client or the user requires a second: no session started.
+    /// The problem's `flow_id` names the sign-in waiting for it, `factors` the factors that complete it.
+    public static let mfaRequired: ErrorCode = "mfa_required"
     /// The person cancelled at the provider, or the provider refused the request (web sign-in).
     public static let accessDenied: ErrorCode = "access_denied"
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
@@ -121,7 +124,8 @@ extension ErrorCode {
         .alreadyRegistered,
         .invalidCode, .codeExpired, .notEnabled,
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
-        .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .accessDenied,
+        .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
+        .accessDenied,
         .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,

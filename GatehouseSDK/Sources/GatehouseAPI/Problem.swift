@@ -36,10 +36,13 @@ public struct Problem: Codable, Hashable, Sendable, Error {
     public var maxFailureCount: Int?
     public var previousFailureCount: Int?
     public var remainingFailureCount: Int?
+    /// For `mfa_required`: the flow a second factor completes, and the factors that may complete it.
+    public var flowId: String?
+    public var factors: [String]?
 
     public init(
         status: Int, code: ErrorCode, title: String, detail: String? = nil, errors: [FieldError]? = nil,
-        remainingAttempts: Int? = nil, failureCounts: FailureCounts? = nil
+        remainingAttempts: Int? = nil, failureCounts: FailureCounts? = nil, flowId: String? = nil, factors: [String]? = nil
     ) {
         self.type = "urn:gatehouse:error:\(code.rawValue)"
         self.title = title
@@ -51,6 +54,8 @@ public struct Problem: Codable, Hashable, Sendable, Error {
         self.maxFailureCount = failureCounts?.maxFailureCount
         self.previousFailureCount = failureCounts?.previousFailureCount
         self.remainingFailureCount = failureCounts?.remainingFailureCount
+        self.flowId = flowId
+        self.factors = factors
     }
 
     /// The device authenticator's counts, when the problem carries them.
@@ -65,6 +70,8 @@ public struct Problem: Codable, Hashable, Sendable, Error {
         case maxFailureCount = "max_failure_count"
         case previousFailureCount = "previous_failure_count"
         case remainingFailureCount = "remaining_failure_count"
+        case flowId = "flow_id"
+        case factors
     }
 }
 

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Authorization codes (scripted server)")
 struct CodeExchangeTests {
-    @Test("U-21: exchange(code:) presents the stored PKCE verifier once, fetches the user and signs in; the ID token is kept")
+    @Test("U-21: signIn(authorizationCode:) presents the stored PKCE verifier once, fetches the user and signs in; the ID token is kept")
     func exchange() async throws {
         let server = ScriptedServer()
         await server.on("POST /oauth/token", Fixture.tokens(1, idToken: "id.token.sig", user: nil))
@@ -14,7 +14,7 @@ struct CodeExchangeTests {
         let client = AuthClient(configuration: .init(
             baseURL: Fixture.baseURL, clientID: "app", redirectURL: URL(string: "com.example.app:/verified")!, store: store,
             transport: server))
-        let user = try await client.exchange(code: "one-time-code")
+        let user = try await client.signIn(authorizationCode: "one-time-code").user
         #expect(user == Fixture.user && client.state == .signedIn(Fixture.user))
         let form = try #require(await server.calls(to: "POST /oauth/token").first).form
         #expect(form["grant_type"] == "authorization_code" && form["code"] == "one-time-code" && form["client_id"] == "app")

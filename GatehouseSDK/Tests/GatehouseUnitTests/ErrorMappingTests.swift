@@ -33,19 +33,19 @@ struct ErrorMappingTests {
         let server = ScriptedServer()
         await server.on("POST /v1/login", .json(401, OAuthErrorBody(error: "invalid_grant", errorDescription: "Gone.")))
         let client = Fixture.client(server)
-        let oauth = try await #require(throws: GatehouseError.self) { try await client.logIn(email: "a@example.com", password: "p") }
+        let oauth = try await #require(throws: GatehouseError.self) { try await client.signIn(email: "a@example.com", password: "p") }
         #expect(oauth.code == .invalidGrant && oauth.isSessionEnded && oauth.message == "Gone.")
 
         await server.on("POST /v1/login", ScriptedServer.Reply(status: 502, headers: ["Content-Type": "text/html"], body: Data("<h1>Bad gateway</h1>".utf8)))
-        let gateway = try await #require(throws: GatehouseError.self) { try await client.logIn(email: "a@example.com", password: "p") }
+        let gateway = try await #require(throws: GatehouseError.self) { try await client.signIn(email: "a@example.com", password: "p") }
         #expect(gateway.code == GatehouseError.invalidResponse && gateway.status == 502 && gateway.isRetryable)
 
         await server.on("POST /v1/login", .offline)
-        let offline = try await #require(throws: GatehouseError.self) { try await client.logIn(email: "a@example.com", password: "p") }
+        let offline = try await #require(throws: GatehouseError.self) { try await client.signIn(email: "a@example.com", password: "p") }
         #expect(offline.isNetworkError && offline.status == nil && offline.isRetryable)
 
         await server.on("POST /v1/login", .json(200, ["unexpected": true]))
-        let garbled = try await #require(throws: GatehouseError.self) { try await client.logIn(email: "a@example.com", password: "p") }
+        let garbled = try await #require(throws: GatehouseError.self) { try await client.signIn(email: "a@example.com", password: "p") }
         #expect(garbled.code == GatehouseError.invalidResponse && garbled.status == 200)
         #expect(client.currentUser == nil)
     }
@@ -56,7 +56,7 @@ struct ErrorMappingTests {
         await server.on("POST /v1/login", Fixture.tokens(1))
         await server.on("POST /oauth/token", .offline, .json(400, OAuthErrorBody(error: "invalid_grant")))
         let client = Fixture.client(server)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
 
         let offline = try await #require(throws: GatehouseError.self) { try await client.refreshSession() }
         #expect(offline.isNetworkError)
@@ -76,32 +76,32 @@ struct ErrorMappingTests {
         await server.on("POST /v1/otp/verify", .json(401, problem))
         let client = Fixture.client(server)
         let wrong = try await #require(throws: GatehouseError.self) {
-            try await client.verifyCode("000000", for: .email("ada@example.com"))
+            try await client.signIn(code: "000000", for: .email("ada@example.com"))
         }
         #expect(wrong.isInvalidCode && wrong.remainingAttempts == 2)
 
         problem = Problem(status: 401, code: .deviceDeregistered, title: "Gone", failureCounts: FailureCounts(max: 3, previous: 3))
         await server.on("POST /v1/otp/verify", .json(401, problem))
         let gone = try await #require(throws: GatehouseError.self) {
-            try await client.verifyCode("000000", for: .email("ada@example.com"))
+            try await client.signIn(code: "000000", for: .email("ada@example.com"))
         }
         #expect(gone.isDeviceDeregistered && gone.failureCounts == FailureCounts(max: 3, previous: 3))
     }
 
-    @Test("U-8: logOut reports a server that refused as localOnly with the error, and still signs out here")
+    @Test("U-8: signOut reports a server that refused as localOnly with the error, and still signs out here")
     func logoutReportsErrors() async throws {
         let server = ScriptedServer()
         await server.on("POST /v1/login", Fixture.tokens(1))
         await server.on("POST /v1/logout", .problem(500, .internalError))
         let client = Fixture.client(server)
-        try await client.logIn(email: "ada@example.com", password: "pw")
-        let outcome = try await client.logOut()
+        try await client.signIn(email: "ada@example.com", password: "pw")
+        let outcome = try await client.signOut()
         guard case .localOnly(let error) = outcome else {
             Issue.record("expected localOnly, got \(outcome)")
             return
         }
         #expect(error.status == 500 && error.code == .internalError)
         #expect(client.state == .signedOut)
-        #expect(try await client.logOut().isRevoked == false)
+        #expect(try await client.signOut().isRevoked == false)
     }
 }

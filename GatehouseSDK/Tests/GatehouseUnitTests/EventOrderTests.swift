@@ -33,12 +33,12 @@ struct EventOrderTests {
 
         await client.restore()
         #expect(client.state == .signedOut)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         #expect(client.state == .signedIn(Fixture.user))
         try await client.refreshSession()
         try await client.updateProfile(Profile(givenName: "Augusta"))
         #expect(client.currentUser?.profile.givenName == "Augusta")
-        #expect(try await client.logOut().isRevoked)
+        #expect(try await client.signOut().isRevoked)
         #expect(client.state == .signedOut)
 
         let expected: [AuthEvent] = [
@@ -56,8 +56,8 @@ struct EventOrderTests {
         await server.on("POST /v1/login", Fixture.tokens(1), Fixture.tokens(2))
         await server.on("POST /oauth/revoke", ScriptedServer.Reply(status: 200, body: Data()))
         let client = Fixture.client(server)
-        try await client.logIn(email: "ada@example.com", password: "pw")
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         let revoked = await server.calls(to: "POST /oauth/revoke")
         #expect(revoked.map { $0.form["token"] } == ["refresh-1"])
         #expect(revoked.first?.form["token_type_hint"] == "refresh_token")

@@ -37,13 +37,13 @@ struct FieldValidatorTests {
         }
         #expect(refused.isValidationFailure && refused.status == nil)
         #expect(refused.validation.fieldMessages == ["email": "Use your work address.", "profile.given_name": "Tell us your name."])
-        await #expect(throws: GatehouseError.self) { try await client.logIn(email: "ada@example.org", password: "pw") }
+        await #expect(throws: GatehouseError.self) { try await client.signIn(email: "ada@example.org", password: "pw") }
         await #expect(throws: GatehouseError.self) { try await client.sendCode(to: .email("ada@example.org")) }
         await #expect(throws: GatehouseError.self) { try await client.requestPasswordReset(email: "ada@example.org") }
         #expect(await server.calls.isEmpty)
 
         _ = try await client.signUp(email: "ada@example.com", password: "correct horse battery", profile: Profile(givenName: "Ada"))
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         _ = try await client.sendCode(to: .email("ada@example.com"))
         try await client.requestPasswordReset(email: "ada@example.com")
         // The log-in then ends the sign-up's session on the server (/oauth/revoke).

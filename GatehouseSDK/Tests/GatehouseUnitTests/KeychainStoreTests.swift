@@ -62,7 +62,7 @@ struct KeychainStoreTests {
         let store = Self.store()
         let server = ScriptedServer()
         await server.on("POST /v1/login", Fixture.tokens(1))
-        try await Fixture.client(server, store: store).logIn(email: "ada@example.com", password: "pw")
+        try await Fixture.client(server, store: store).signIn(email: "ada@example.com", password: "pw")
         SecurityShimControl.setLocked(true)
         let relaunched = Fixture.client(server, store: store)
         await relaunched.restore()

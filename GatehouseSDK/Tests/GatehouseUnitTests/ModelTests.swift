@@ -40,7 +40,7 @@ struct ModelTests {
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(!signedIn.isSet)
 
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         #expect(await eventually { model.user == Fixture.user })
         #expect(signedIn.isSet && model.isSignedIn && model.lastSignOutReason == nil)
 

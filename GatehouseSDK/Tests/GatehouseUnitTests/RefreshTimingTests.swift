@@ -15,7 +15,7 @@ struct RefreshTimingTests {
         await server.on("POST /oauth/token", Fixture.tokens(2, expiresIn: 900, idToken: nil, user: nil))
         let clock = ManualClock()
         let client = Fixture.client(server, clock: clock)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         #expect(client.session?.accessTokenExpiresAt == clock.now.addingTimeInterval(900))
 
         clock.advance(by: 900 - 61)  // 61 s left: outside the 60 s margin
@@ -43,7 +43,7 @@ struct RefreshTimingTests {
         let client = AuthClient(configuration: .init(
             baseURL: Fixture.baseURL, clientID: "app", store: InMemorySessionStore(), transport: server, refreshMargin: 300,
             clock: clock))
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         clock.advance(by: 601)  // 299 s left
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<10 { group.addTask { try await client.accessToken() } }
@@ -60,7 +60,7 @@ struct RefreshTimingTests {
         await server.on("POST /oauth/token", Fixture.tokens(2, user: nil))
         await server.on("GET /api/things", .problem(401, .invalidToken), .json(200, ["ok": true]))
         let client = Fixture.client(server)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         let (_, response) = try await client.authorizedData(for: URLRequest(url: URL(string: "https://api.example.test/api/things")!))
         #expect(response.statusCode == 200)
         let tries = await server.calls(to: "GET /api/things")

@@ -16,7 +16,7 @@ struct SessionAccessTests {
         await server.on("POST /v1/login", Fixture.tokens(1))
         let client = Fixture.client(server)
         #expect(readSynchronously(client).0 == .restoring)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         let (state, user, session, clientID) = readSynchronously(client)
         #expect(state == .signedIn(Fixture.user) && user == Fixture.user && clientID == "app")
         #expect(session?.accessToken == "access-1")
@@ -30,7 +30,7 @@ struct SessionAccessTests {
         await server.on("POST /v1/login", Fixture.tokens(1, scope: "openid email", idToken: "header.claims.signature"))
         await server.on("POST /oauth/token", Fixture.tokens(2, scope: "openid email", idToken: nil, user: nil))
         let client = Fixture.client(server)
-        try await client.logIn(email: "ada@example.com", password: "pw", scopes: [.openid, .email], nonce: "n-0S6_WzA2Mj")
+        try await client.signIn(email: "ada@example.com", password: "pw", scopes: [.openid, .email], nonce: "n-0S6_WzA2Mj")
         let sent = try #require(await server.calls(to: "POST /v1/login").first).json
         #expect(sent["scope"] as? String == "email openid")
         #expect(sent["nonce"] as? String == "n-0S6_WzA2Mj")
@@ -42,7 +42,7 @@ struct SessionAccessTests {
 
         #expect(Set<Scope>(wireValue: "  openid  offline_access ") == [.openid, .offlineAccess])
         #expect(Set<Scope>().wireValue == nil)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         #expect(try #require(await server.calls(to: "POST /v1/login").last).json["scope"] == nil)
     }
 
@@ -70,7 +70,7 @@ struct SessionAccessTests {
         let later = await server.calls(to: "POST /v1/otp").suffix(2)
         #expect(later.map { $0.json["create_user"] as? Bool } == [false, true])
 
-        let signIn = try await client.verifyCode("123456", for: .email("ada@example.com"), scopes: [.openid], nonce: "n-1")
+        let signIn = try await client.signIn(code: "123456", for: .email("ada@example.com"), scopes: [.openid], nonce: "n-1")
         #expect(signIn.isNew && signIn.user == Fixture.user)
         let verify = try #require(await server.calls(to: "POST /v1/otp/verify").first).json
         #expect(verify["scope"] as? String == "openid" && verify["nonce"] as? String == "n-1")
@@ -83,7 +83,7 @@ struct SessionAccessTests {
         await server.on("POST /oauth/token", Fixture.tokens(2, user: nil))
         let store = InMemorySessionStore()
         let client = Fixture.client(server, store: store)
-        try await client.logIn(email: "ada@example.com", password: "pw", persist: false)
+        try await client.signIn(email: "ada@example.com", password: "pw", persist: false)
         try await client.refreshSession()
         #expect(try await store.load() == nil)
         #expect(client.session?.accessToken == "access-2")

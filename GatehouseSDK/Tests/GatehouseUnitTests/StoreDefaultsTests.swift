@@ -43,7 +43,7 @@ struct StoreDefaultsTests {
         let store = FileSessionStore(url: directory.appendingPathComponent("session.json"))
         let server = ScriptedServer()
         await server.on("POST /v1/login", Fixture.tokens(1))
-        try await Fixture.client(server, store: store).logIn(email: "ada@example.com", password: "pw")
+        try await Fixture.client(server, store: store).signIn(email: "ada@example.com", password: "pw")
         let attributes = try FileManager.default.attributesOfItem(atPath: store.url.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
 

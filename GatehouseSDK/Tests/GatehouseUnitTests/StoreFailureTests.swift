@@ -53,11 +53,11 @@ struct StoreFailureTests {
         let locked = try await #require(throws: GatehouseError.self) { try await client.accessToken() }
         #expect(locked.code == GatehouseError.storeUnavailable && locked.isRetryable && !locked.isSessionEnded)
         #expect(client.state == .restoring)
-        await #expect(throws: GatehouseError.self) { try await client.logOut() }
+        await #expect(throws: GatehouseError.self) { try await client.signOut() }
         await store.setRefuseLoads(false)
 
         await store.setRefuseSaves(true)
-        await #expect(throws: ControllableStore.Refused.self) { try await client.logIn(email: "ada@example.com", password: "pw") }
+        await #expect(throws: ControllableStore.Refused.self) { try await client.signIn(email: "ada@example.com", password: "pw") }
         #expect(client.session == nil && client.currentUser == nil)
         #expect(await server.calls(to: "POST /oauth/revoke").map { $0.form["token"] } == ["refresh-1"])
     }
@@ -70,7 +70,7 @@ struct StoreFailureTests {
         let client = Fixture.client(server, store: store)
         await client.restore()
         await store.holdTheNextSave()
-        let signingIn = Task { try await client.logIn(email: "ada@example.com", password: "pw") }
+        let signingIn = Task { try await client.signIn(email: "ada@example.com", password: "pw") }
         for _ in 0..<200 where !(await store.isHoldingASave) { try await Task.sleep(nanoseconds: 5_000_000) }
         #expect(await store.isHoldingASave)
         #expect(client.session == nil && client.state == .signedOut)
@@ -99,11 +99,11 @@ struct OverlapTests {
         await server.on("POST /oauth/token", slow, refused)
         await server.on("POST /oauth/revoke", ScriptedServer.Reply(status: 200, body: Data()))
         let client = Fixture.client(server)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
 
         let renewing = Task { try await client.refreshSession() }
         try await waitForCalls(server, "POST /oauth/token", 1)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         #expect(try await renewing.value.accessToken == "access-3")
         #expect(client.session?.accessToken == "access-3" && client.state == .signedIn(Fixture.user))
         #expect(await Set(server.calls(to: "POST /oauth/revoke").compactMap { $0.form["token"] }) == ["refresh-1", "refresh-2"])
@@ -111,7 +111,7 @@ struct OverlapTests {
         // A refresh the server refuses while a newer sign-in lands does not sign the newer one out.
         let refusedRenewal = Task { try await client.refreshSession() }
         try await waitForCalls(server, "POST /oauth/token", 2)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         await #expect(throws: GatehouseError.self) { try await refusedRenewal.value }
         #expect(client.session?.accessToken == "access-5" && client.state == .signedIn(Fixture.user))
     }
@@ -128,7 +128,7 @@ struct OverlapTests {
         await server.on("PATCH /v1/me", .json(200, renamed))
         let store = InMemorySessionStore()
         let client = Fixture.client(server, store: store)
-        try await client.logIn(email: "ada@example.com", password: "pw")
+        try await client.signIn(email: "ada@example.com", password: "pw")
         let renewing = Task { try await client.refreshSession() }
         try await waitForCalls(server, "POST /oauth/token", 1)
         try await client.updateProfile(Profile(givenName: "Augusta"))

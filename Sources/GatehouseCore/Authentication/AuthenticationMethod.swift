@@ -12,3 +12,8 @@ public enum AuthenticationMethod {
     /// A federated identity provider.
     public static let federated = "fed"
 }
+
+extension AuthenticationMethod {
+    /// A second factor completed after the first (RFC 8176 `mfa`): what makes a sign-in multi-factor.
+    public static let multiFactor = "mfa"
+}

@@ -19,6 +19,11 @@ public protocol CredentialStrategy: Sendable {
     /// ``GatehouseError/invalidCredentials`` for shapes that can never match, before any lookup.
     func identifier(of submission: Submission) throws -> String
 
+    /// The identifier as hooks, the log and the audit log may show it, or nil when the identifier is
+    /// derived from a key or a secret (a device key's id: with a stolen device store, even its hash
+    /// would let PIN guesses be tested offline). Defaults to ``identifier(of:)``.
+    func shownIdentifier(of submission: Submission) -> String?
+
     /// Checks the submission against the stored credential.
     func verify(_ submission: Submission, against credential: CredentialRecord) async throws -> CredentialVerification
 
@@ -41,6 +46,7 @@ public protocol CredentialStrategy: Sendable {
 }
 
 extension CredentialStrategy {
+    public func shownIdentifier(of submission: Submission) -> String? { try? identifier(of: submission) }
     public func amr(for credential: CredentialRecord) -> [String] { amr }
     public func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int? { nil }
     public var usesSignInThrottle: Bool { true }

@@ -61,6 +61,9 @@ public struct DeviceAuthenticatorStrategy: CredentialStrategy {
         return Self.identifier(deviceID: submission.deviceID, keyID: submission.keyID)
     }
 
+    /// Nothing: the identifier holds the key's hash (threat model §3.16). Hooks get the user's id.
+    public func shownIdentifier(of submission: Submission) -> String? { nil }
+
     public func verify(_ submission: Submission, against credential: CredentialRecord) async throws -> CredentialVerification {
         guard let config = try? credential.decodeConfig(Config.self), config.clientID == submission.clientID,
             let key = Self.publicKey(config.publicKey)

@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseAPI
 
 /// The one error type the core raises. It says *what* went wrong — a stable ``ErrorCode``, a title, a
@@ -52,6 +53,8 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var remainingAttempts: Int?
     /// A device authenticator's counts, for a wrong signature and a deregistration.
     public var failureCounts: FailureCounts?
+    /// The sign-in waiting for a second factor, and the factors that may complete it (`mfa_required`).
+    public var pendingFlow: (id: UUID, factors: [String])?
     public var cause: (any Error)?
 
     private init(
@@ -218,6 +221,15 @@ extension GatehouseError {
     public static let reauthenticationRequired = GatehouseError(
         .forbidden, code: .reauthenticationRequired, title: "Sign in again",
         detail: "Adding a way to sign in needs a recent sign-in. Sign in again, then retry.")
+
+    /// The first factor was right; no session started until a second completes flow `flowID`.
+    public static func mfaRequired(flowID: UUID, factors: [String]) -> GatehouseError {
+        var error = GatehouseError(
+            .forbidden, code: .mfaRequired, title: "Second factor required",
+            detail: "This sign-in needs a second factor. Complete the flow with one of the listed factors.")
+        error.pendingFlow = (flowID, factors)
+        return error
+    }
 
     public static let lastSignInMethod = GatehouseError(
         .conflict, code: .lastSignInMethod, title: "Last sign-in method",

@@ -2,7 +2,7 @@ import Foundation
 
 /// A signed-in browser (single sign-on for the hosted pages), behind an HttpOnly cookie. The cookie
 /// holds a random token; only its SHA-256 is stored.
-public struct BrowserSessionRecord: Sendable, Hashable {
+public struct BrowserSessionRecord: Sendable, Hashable, Codable {
     public var id: UUID
     public var tokenHash: String
     public var userID: UUID

@@ -27,42 +27,33 @@ public struct FlowRunner: Sendable {
         }
     }
 
-    /// Signs a user in with `strategy`: before-hook, throttle, lookup by identifier, verification (or
-    /// the same work for an unknown one), failure counting on the credential and the throttle, the
-    /// account's state, the session, after-hook. The same path for every credential type.
+    /// Signs a user in with `strategy` and answers with an app session's tokens.
     public func signIn<S: CredentialStrategy>(with strategy: S, submission: S.Submission, request: SignInRequest)
         async throws -> TokenResponse
     {
-        let issuer = services.issuer
-        let meta = request.meta
-        let signedIn = try await signIn(with: strategy, submission: submission, request: request) { user, credential, amr, client, stores in
-            try await issuer.start(
-                user: user, client: client, amr: amr, scopes: SessionIssuer.grant(requested: request.scope, client: client), meta: meta,
-                stores: stores, credentialID: credential.id)
-        }
-        return try await issuer.response(
-            session: signedIn.started.session, refreshToken: signedIn.started.refreshToken, client: signedIn.client,
+        let client = try await services.clients.resolve(request.clientID)
+        let target = SessionTarget.app(.init(scopes: SessionIssuer.grant(requested: request.scope, client: client), nonce: request.nonce))
+        let signedIn = try await signIn(with: strategy, submission: submission, request: request, target: target)
+        let started = try signedIn.started.app()
+        return try await services.issuer.response(
+            session: started.session, refreshToken: started.refreshToken, client: signedIn.client,
             user: signedIn.user, isNew: false, nonce: request.nonce)
     }
 
-    /// What a sign-in started, for whom (as the answer should show them), through which client.
-    public struct SignedIn<Started: Sendable>: Sendable {
-        public var started: Started
-        public var user: UserRecord
-        public var client: ClientRecord
-    }
-
-    /// The sign-in of ``signIn(with:submission:request:)`` with what it starts left to the caller:
-    /// `start` runs in the transaction that records the sign-in (an app session, or a browser's).
-    public func signIn<S: CredentialStrategy, Started: Sendable>(
-        with strategy: S, submission: S.Submission, request: SignInRequest,
-        start: @escaping @Sendable (UserRecord, CredentialRecord, [String], ClientRecord, any Stores) async throws -> Started
-    ) async throws -> SignedIn<Started> {
+    /// Signs a user in with `strategy`: throttle, lookup by identifier, before-hook (with the user when
+    /// known), verification (or the same work for an unknown one), failure counting on the credential
+    /// and the throttle, the account's state, then `target` through ``SessionStarter`` and the
+    /// after-hook. The same path for every credential type.
+    public func signIn<S: CredentialStrategy>(with strategy: S, submission: S.Submission, request: SignInRequest, target: SessionTarget)
+        async throws -> SignedIn
+    {
         let client = try await services.clients.resolve(request.clientID)
         if let nonce = request.nonce, nonce.count > 256 {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
         }
         let identifier = try strategy.identifier(of: submission)
+        // What hooks, the log and the audit log may see: never a value derived from a key or a secret.
+        let shown = strategy.shownIdentifier(of: submission)
         let meta = request.meta
         let now = services.clock.now()
         let throttle = services.throttle
@@ -75,19 +66,7 @@ public struct FlowRunner: Sendable {
                     try await throttle.begin(email: identifier, ip: meta.ipAddress, stores: stores, now: now)
                 } : nil
         } catch let error as GatehouseError where error.code == .rateLimited {
-            await logFailure("sign-in throttled", strategy.type, client: client, identifier: identifier, meta: meta, throttled: true)
-            throw error
-        }
-        // After the throttle, so a flood of sign-ins never reaches the operator's hook; a hook's refusal
-        // is no failed guess, so its count is given back.
-        let changes: HookChanges
-        do {
-            changes = try await services.hooks.before(
-                HookEvent(
-                    point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
-                    customData: request.customData, meta: meta))
-        } catch {
-            if let attempt { try? await services.persistence.transaction { try await throttle.abandoned(attempt, stores: $0) } }
+            await logFailure("sign-in throttled", strategy.type, client: client, account: shown, meta: meta, throttled: true)
             throw error
         }
         let found = try await services.persistence.read { stores -> (UserRecord, CredentialRecord)? in
@@ -96,16 +75,28 @@ public struct FlowRunner: Sendable {
             else { return nil }
             return (user, credential)
         }
+        // After the throttle, so a flood of sign-ins never reaches the operator's hook; a hook's refusal
+        // is no failed guess, so its count is given back.
+        let changes: HookChanges
+        do {
+            changes = try await services.hooks.before(
+                HookEvent(
+                    point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: shown, userID: found?.0.id,
+                    customData: request.customData, meta: meta))
+        } catch {
+            if let attempt { try? await services.persistence.transaction { try await throttle.abandoned(attempt, stores: $0) } }
+            throw error
+        }
 
         // Unknown identifier and wrong secret do the same work and give the same answer.
         guard let (user, credential) = found else {
             try await givingBackWhenBusy(attempt) { try await strategy.verifyUnknown(submission) }
-            await logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
+            await logFailure("sign-in failed", strategy.type, client: client, account: shown, meta: meta)
             throw GatehouseError.invalidCredentials
         }
         let limit = strategy.failureLimit(for: credential, client: client)
         let removal = HookEvent(
-            point: .authenticatorRemoval, clientID: client.id, method: strategy.type.rawValue, identifier: identifier,
+            point: .authenticatorRemoval, clientID: client.id, method: strategy.type.rawValue, identifier: shown,
             userID: credential.userID, meta: meta)
         let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now, removal: removal) } else { nil }
         let verification = try await givingBackWhenBusy(attempt) { try await strategy.verify(submission, against: credential) }
@@ -115,7 +106,7 @@ public struct FlowRunner: Sendable {
                 try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
             }
             _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
-            await logFailure("sign-in failed", strategy.type, client: client, identifier: identifier, meta: meta)
+            await logFailure("sign-in failed", strategy.type, client: client, account: shown, meta: meta)
             throw GatehouseError.invalidCredentials
         }
         do {
@@ -129,10 +120,11 @@ public struct FlowRunner: Sendable {
             throw error
         }
 
-        let amr = strategy.amr(for: credential)
+        let authentication = Authentication(userID: user.id, amr: strategy.amr(for: credential), credentialID: credential.id)
         let signedIn = HookEvent(
-            point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: identifier, userID: user.id, meta: meta)
-        let started = try await services.persistence.transaction { stores in
+            point: .login, clientID: client.id, method: strategy.type.rawValue, identifier: shown, userID: user.id, meta: meta)
+        let starter = services.starter
+        let start = try await services.persistence.transaction { stores in
             if let upgradedConfig {
                 var upgraded = credential
                 upgraded.config = upgradedConfig
@@ -147,19 +139,23 @@ public struct FlowRunner: Sendable {
                 }
             }
             if let attempt { try await throttle.succeeded(attempt, stores: stores) }
+            let start = try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
+            // A sign-in waiting for its second factor has not signed in yet.
+            guard start.isStarted else { return start }
             try await stores.users.recordLogin(id: user.id, at: now)
             if let metadata = changes.appMetadata, var current = try await stores.users.find(id: user.id) {
                 current.appMetadata = (current.appMetadata ?? [:]).merging(metadata) { $1 }
                 try await stores.users.update(current)
             }
             try await services.recordEvent(signedIn, stores: stores)
-            return try await start(user, credential, amr, client, stores)
+            return start
         }
+        let started = try start.get()
         await services.hooks.after(signedIn)
-        var shown = user
-        shown.lastLoginAt = now
-        if let metadata = changes.appMetadata { shown.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 } }
-        return SignedIn(started: started, user: shown, client: client)
+        var answer = user
+        answer.lastLoginAt = now
+        if let metadata = changes.appMetadata { answer.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 } }
+        return SignedIn(started: started, user: answer, client: client, isNew: false)
     }
 
     /// Counts the attempt before it is checked: the count it gets is its place in line, so however many
@@ -197,14 +193,14 @@ public struct FlowRunner: Sendable {
     /// the address block and a short hash of the identifier (enough to see one account under attack,
     /// without writing the address into the log).
     private func logFailure(
-        _ message: Logger.Message, _ type: CredentialType, client: ClientRecord, identifier: String, meta: RequestMeta,
+        _ message: Logger.Message, _ type: CredentialType, client: ClientRecord, account shown: String?, meta: RequestMeta,
         throttled: Bool = false
     ) async {
-        let account = AuditEvent.account(of: identifier)
+        let account = shown.map(AuditEvent.account(of:))
         let address = meta.ipAddress.map(LoginThrottle.addressBlock)
         services.logger.info(
             message,
-            metadata: ["method": "\(type)", "client": "\(client.id)", "account": "\(account)", "address": "\(address ?? "-")"])
+            metadata: ["method": "\(type)", "client": "\(client.id)", "account": "\(account ?? "-")", "address": "\(address ?? "-")"])
         await services.audit(
             AuditEvent(
                 at: services.clock.now(), type: throttled ? AuditEvent.signInThrottled : AuditEvent.signInFailed, clientID: client.id,

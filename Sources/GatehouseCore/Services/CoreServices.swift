@@ -26,11 +26,16 @@ public struct CoreServices: Sendable {
     public let rateLimits: RateLimiter
     /// The operator's social providers and the verifier of their tokens.
     public let social: SocialFederation
+    /// The one place sessions start, behind the assurance gate.
+    public let starter: SessionStarter
+    /// The second factors a waiting sign-in may be completed with, by id.
+    public let factors: [String: any SecondFactor]
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
         clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks(),
-        social: SocialFederation = SocialFederation()
+        social: SocialFederation = SocialFederation(), assurance: any AssurancePolicy = FirstFactorSuffices(),
+        factors: [any SecondFactor] = []
     ) {
         self.social = social
         self.persistence = persistence
@@ -50,6 +55,9 @@ public struct CoreServices: Sendable {
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
         self.throttle = LoginThrottle(policy: settings.throttle)
         self.rateLimits = RateLimiter(policy: settings.rateLimits)
+        self.starter = SessionStarter(
+            issuer: issuer, browserSessions: browserSessions, clock: clock, policy: assurance, flowLifetime: settings.flowLifetime)
+        self.factors = Dictionary(factors.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     /// Runs sign-ins through a credential strategy, and persisted flows.

@@ -33,11 +33,11 @@ public struct BrowserSessions: Sendable {
     /// Records a signed-in browser; call inside the flow's transaction.
     /// `authTime`: when the user last proved who they are, if not now (a web session carries its app
     /// session's sign-in time, so `max_age` and `auth_time` stay true).
-    public func start(user: UserRecord, amr: [String], authTime: Date? = nil, meta: RequestMeta, stores: any Stores) async throws -> Started {
+    func start(userID: UUID, amr: [String], authTime: Date? = nil, meta: RequestMeta, stores: any Stores) async throws -> Started {
         let now = clock.now()
         let token = Secrets.token(prefix: "gh_bs_")
         let session = BrowserSessionRecord(
-            tokenHash: Secrets.sha256Hex(token), userID: user.id, amr: amr, authTime: authTime ?? now, userAgent: meta.userAgent,
+            tokenHash: Secrets.sha256Hex(token), userID: userID, amr: amr, authTime: authTime ?? now, userAgent: meta.userAgent,
             ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
         try await stores.browserSessions.insert(session)
         return Started(session: session, cookieValue: token)
@@ -56,21 +56,26 @@ public struct BrowserSessions: Sendable {
         }
     }
 
-    /// A user signed in on the hosted page of a browser that may already have a session: the same
-    /// user's session is renewed in place (so the app sessions it signed in stay tied to it), another
+    /// A user signed in on a browser that may already have a session: the same user's session is
+    /// renewed in place when the user just authenticated (so the app sessions it signed in stay tied to
+    /// it), or kept as it is when an earlier sign-in stands in (`authTime`, a web session); another
     /// user's is ended and a new one begins. `cookieValue` is nil when the browser keeps its cookie.
-    public func signedIn(user: UserRecord, amr: [String], current: BrowserSessionRecord?, meta: RequestMeta, stores: any Stores)
+    /// Only ``SessionStarter`` calls it.
+    func signedIn(userID: UUID, amr: [String], authTime: Date?, current: BrowserSessionRecord?, meta: RequestMeta, stores: any Stores)
         async throws -> (session: BrowserSessionRecord, cookieValue: String?)
     {
         let now = clock.now()
-        if let current, current.userID == user.id, try await stores.browserSessions.reauthenticated(id: current.id, amr: amr, at: now) {
-            var renewed = current
-            renewed.amr = amr
-            renewed.authTime = now
-            return (renewed, nil)
+        if let current, current.userID == userID {
+            if authTime != nil { return (current, nil) }
+            if try await stores.browserSessions.reauthenticated(id: current.id, amr: amr, at: now) {
+                var renewed = current
+                renewed.amr = amr
+                renewed.authTime = now
+                return (renewed, nil)
+            }
         }
         if let current { _ = try await stores.browserSessions.revoke(id: current.id, at: now) }
-        let started = try await start(user: user, amr: amr, meta: meta, stores: stores)
+        let started = try await start(userID: userID, amr: amr, authTime: authTime, meta: meta, stores: stores)
         return (started.session, started.cookieValue)
     }
 

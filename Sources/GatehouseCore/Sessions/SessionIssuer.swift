@@ -22,16 +22,17 @@ public struct SessionIssuer: Sendable {
         public var refreshToken: String
     }
 
-    /// Writes a session and its first refresh token; call inside the flow's transaction.
+    /// Writes a session and its first refresh token, in the caller's transaction. Only
+    /// ``SessionStarter`` calls it: every session passes the assurance gate first.
     /// `id`: a session id derived from the authorization code that starts it, so a replayed code can
     /// end it (RFC 6749 §4.1.2); `browserSessionID` and `authTime` for a hosted sign-in.
-    public func start(
-        user: UserRecord, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores,
+    func start(
+        userID: UUID, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores,
         credentialID: String? = nil, id: UUID = UUID(), browserSessionID: UUID? = nil, authTime: Date? = nil
     ) async throws -> Started {
         let now = clock.now()
         let session = SessionRecord(
-            id: id, userID: user.id, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
+            id: id, userID: userID, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
             ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime),
             credentialID: credentialID, browserSessionID: browserSessionID, authTime: authTime)
         try await stores.sessions.insert(session)

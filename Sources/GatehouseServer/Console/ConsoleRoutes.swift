@@ -41,7 +41,7 @@ struct ConsoleRoutes: Sendable {
 
     /// The link opens a page that asks; only its POST spends the link (link previews fetch with GET).
     @Sendable func enterPage(_ request: Request, context: AppRequestContext) async throws -> Response {
-        guard let token = request.uri.queryParameters.get("token"), token.hasPrefix("gh_cl_"), token.utf8.count <= 100 else {
+        guard let token = (try request.queryFields())["token"], token.hasPrefix("gh_cl_"), token.utf8.count <= 100 else {
             throw GatehouseError.badRequest("This is not a console sign-in link.")
         }
         let nonce = Base64URL.encode(Secrets.randomBytes(16))
@@ -94,7 +94,7 @@ struct ConsoleRoutes: Sendable {
     }
 
     @Sendable func usersPage(_ request: Request, context: AdminContext) async throws -> Response {
-        let query = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let query = ((try request.queryFields())["q"] ?? "").trimmingCharacters(in: .whitespaces)
         guard query.count <= 320 else { throw GatehouseError.badRequest("The search is too long.") }
         var search = UserSearch(limit: 50)
         if let id = UUID(uuidString: query) {
@@ -104,7 +104,7 @@ struct ConsoleRoutes: Sendable {
         } else if !query.isEmpty {
             search.email = query
         }
-        search.after = try request.uri.queryParameters.get("cursor").map(AdminCursor.decode)
+        search.after = try (try request.queryFields())["cursor"].map(AdminCursor.decode)
         let found = try await users.search(search)
         let rows: [[String: Any]] = found.map { user in
             [
@@ -181,8 +181,8 @@ struct ConsoleRoutes: Sendable {
     }
 
     @Sendable func auditPage(_ request: Request, context: AdminContext) async throws -> Response {
-        let type = (request.uri.queryParameters.get("type") ?? "").trimmingCharacters(in: .whitespaces)
-        let userText = (request.uri.queryParameters.get("user") ?? "").trimmingCharacters(in: .whitespaces)
+        let type = ((try request.queryFields())["type"] ?? "").trimmingCharacters(in: .whitespaces)
+        let userText = ((try request.queryFields())["user"] ?? "").trimmingCharacters(in: .whitespaces)
         guard type.count <= 100, userText.count <= 36 else { throw GatehouseError.badRequest("A filter is too long.") }
         var query = AuditQuery(limit: 200)
         query.newestFirst = true
@@ -243,7 +243,8 @@ struct ConsoleRoutes: Sendable {
     ]
 
     private func page(_ name: String, title: String, nav: String, context: AdminContext, request: Request, values: [String: Any]) -> Response {
-        let notice = request.uri.queryParameters.get("done").flatMap { Self.notices[String($0)] }
+        // A malformed query shows no notice rather than failing the page.
+        let notice = (try? request.queryFields())?["done"].flatMap { Self.notices[String($0)] }
         let html = templates.render(
             name, title: title, operatorName: context.admin.clientID, csrf: try? csrfToken(request), nav: nav, notice: notice, values: values)
         return PageResponses.html(html)

@@ -28,7 +28,8 @@ struct ProblemRenderer: ErrorRenderer {
         let problem = Problem(
             status: Int(status.code), code: error.code, title: error.title, detail: error.detail,
             errors: error.fieldErrors.isEmpty ? nil : error.fieldErrors, remainingAttempts: error.remainingAttempts,
-            failureCounts: error.failureCounts)
+            failureCounts: error.failureCounts, flowId: error.pendingFlow?.id.uuidString.lowercased(),
+            factors: error.pendingFlow?.factors)
         let body = (try? encoder.encode(problem)) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: body)))
     }

@@ -74,9 +74,9 @@ struct AuthorizeRoutes: Sendable {
         let page = try await flow.page(id, binding: binding, browser: browser)
         let lang = pages.language(uiLocales: page.request.uiLocales, request: request)
         // A provider's sign-in that failed comes back here with its error code.
-        let error = request.uri.queryParameters.get("error").map { $0 == "identity_link_required" ? "error_identity_link_required" : "error_social" }
+        let error = (try request.queryFields())["error"].map { $0 == "identity_link_required" ? "error_identity_link_required" : "error_social" }
         return render(
-            page, lang: lang, binding: binding, view: request.uri.queryParameters.get("view").map { String($0) }, error: error,
+            page, lang: lang, binding: binding, view: (try request.queryFields())["view"].map { String($0) }, error: error,
             status: error == nil ? .ok : .unauthorized)
     }
 
@@ -115,6 +115,10 @@ struct AuthorizeRoutes: Sendable {
             case "otp-verify":
                 let (outcome, cookie) = try await flow.verifyCode(
                     id, binding: binding, identifier: fields["identifier"] ?? "", code: fields["code"] ?? "", browser: browser, meta: meta)
+                return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "factor":
+                let (outcome, cookie) = try await flow.completeFactor(
+                    id, binding: binding, factor: fields["factor"] ?? "", response: fields["code"] ?? "", meta: meta)
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
             case "continue":
                 guard let browser else { return redirect(to: id) }
@@ -229,6 +233,13 @@ struct AuthorizeRoutes: Sendable {
                 return item
             }
             if error != nil { values["error"] = nil }
+        case .secondFactor:
+            name = "factor"
+            title = "factor_title"
+            values["action"] = base + "/factor"
+            values["factors"] = page.factors.enumerated().map { index, factor -> [String: Any] in
+                ["id": factor, "label": strings["factor_\(factor)"] ?? factor, "checked": index == 0]
+            }
         case .consent:
             name = "consent"
             title = "consent_title"

@@ -28,7 +28,7 @@ struct WebSessionRoutes: Sendable {
 
     @Sendable func open(_ request: Request, context: AppRequestContext) async throws -> Response {
         let lang = pages.language(uiLocales: nil, request: request)
-        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty else {
+        guard let token = (try request.queryFields())["token"], !token.isEmpty else {
             return pages.error(lang: lang, headingKey: "error_bad_request_title", detailKey: "error_bad_request", status: .badRequest)
         }
         let current = try await Cookies(request)[BrowserSessionCookie.name].asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }

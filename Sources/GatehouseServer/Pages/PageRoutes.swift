@@ -31,7 +31,7 @@ struct PageRoutes: Sendable {
     /// previews fetch links with GET, and must not use up the link (or the code beside it).
     @Sendable func verifyPage(_ request: Request, context: AppRequestContext) async throws -> Response {
         let lang = catalog.language(for: request.headers[.acceptLanguage])
-        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty, token.utf8.count <= 256 else {
+        guard let token = (try request.queryFields())["token"], !token.isEmpty, token.utf8.count <= 256 else {
             return failed(lang, status: .badRequest)
         }
         guard try await verification.linkIsOpen(token: String(token)) else { return failed(lang, status: .gone) }
@@ -73,7 +73,7 @@ struct PageRoutes: Sendable {
 
     @Sendable func resetForm(_ request: Request, context: AppRequestContext) async throws -> Response {
         let lang = catalog.language(for: request.headers[.acceptLanguage])
-        guard let token = request.uri.queryParameters.get("token"), !token.isEmpty, token.utf8.count <= 256 else {
+        guard let token = (try request.queryFields())["token"], !token.isEmpty, token.utf8.count <= 256 else {
             return failed(lang, status: .badRequest)
         }
         return form(lang, token: String(token), error: nil, status: .ok)

@@ -21,8 +21,8 @@ struct AccountRoutes: Sendable {
             return try Responses.json(tokens, status: .created, noStore: true)
         case .verificationRequired(let user):
             return try Responses.json(SignupPendingResponse(user: user), status: .created, noStore: true)
-        case .created:
-            // Only the hosted page asks for an account without a session.
+        case .started:
+            // Only the hosted page starts a browser's session.
             throw GatehouseError.internalFailure()
         }
     }

@@ -7,7 +7,7 @@ struct AdminQuery {
     let request: Request
 
     func string(_ name: String, max: Int = 320) throws -> String? {
-        guard let value = request.uri.queryParameters.get(name), !value.isEmpty else { return nil }
+        guard let value = (try request.queryFields())[name], !value.isEmpty else { return nil }
         guard value.count <= max else { throw GatehouseError.badRequest("\(name) is too long.") }
         return value
     }

@@ -24,7 +24,8 @@ struct DiscoveryRoutes: Sendable {
             "response_modes_supported": ["query", "form_post"],
             "authorization_response_iss_parameter_supported": true,
             "prompt_values_supported": ["none", "login", "consent", "select_account"],
-            "acr_values_supported": ["0", "1"],
+            // No `acr_values_supported`: the `acr_values` request parameter is not read yet, and
+            // discovery lists only what is honoured.
             "ui_locales_supported": server.templates.languages,
             "request_parameter_supported": false,
             "request_uri_parameter_supported": false,

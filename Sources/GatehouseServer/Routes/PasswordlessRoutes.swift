@@ -14,8 +14,8 @@ struct PasswordlessRoutes: Sendable {
         self.status = IdentifierStatusFlow(services: services)
     }
 
-    private func clientID(_ request: Request) -> String? {
-        request.clientID(body: request.uri.queryParameters.get("client_id"))
+    private func clientID(_ request: Request) throws -> String? {
+        request.clientID(body: (try request.queryFields())["client_id"])
     }
 
     @Sendable func send(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -31,23 +31,23 @@ struct PasswordlessRoutes: Sendable {
     }
 
     @Sendable func identifierStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = try request.queryFields()
         let answer = try await status.identifierStatus(
-            email: query.get("email"), phone: query.get("phone"), clientID: clientID(request),
+            email: query["email"], phone: query["phone"], clientID: try clientID(request),
             meta: context.meta)
         return try Responses.json(answer, noStore: true)
     }
 
     @Sendable func showTerms(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try Responses.json(try await terms.terms(clientID: clientID(request)))
+        try Responses.json(try await terms.terms(clientID: try clientID(request)))
     }
 
     @Sendable func requiredFields(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try Responses.json(try await terms.requiredFields(clientID: clientID(request)))
+        try Responses.json(try await terms.requiredFields(clientID: try clientID(request)))
     }
 
     @Sendable func client(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try Responses.json(try await terms.clientInfo(clientID: clientID(request)))
+        try Responses.json(try await terms.clientInfo(clientID: try clientID(request)))
     }
 
     @Sendable func agreements(_ request: Request, context: AuthenticatedContext) async throws -> Response {

@@ -37,8 +37,8 @@ struct SocialRoutes: Sendable {
     /// `GET /v1/social/{provider}/start`: to the provider, with a cookie binding the flow to this browser.
     @Sendable func start(_ request: Request, context: AppRequestContext) async throws -> Response {
         let provider = try Self.provider(context)
-        let query = request.uri.queryParameters
-        func value(_ name: String) -> String? { query.get(name).map { String($0) } }
+        let query = try request.queryFields()
+        func value(_ name: String) -> String? { query[name] }
         let started = try await web.start(
             providerID: provider, clientID: value("client_id"), redirectTo: value("redirect_to"), codeChallenge: value("code_challenge"),
             challengeMethod: value("code_challenge_method"), state: value("state"), acceptTerms: value("accept_terms") == "true",
@@ -52,8 +52,8 @@ struct SocialRoutes: Sendable {
     /// `GET /v1/social/{provider}/callback`: the provider's answer; back to the app with a code or an error.
     @Sendable func callback(_ request: Request, context: AppRequestContext) async throws -> Response {
         let provider = try Self.provider(context)
-        let query = request.uri.queryParameters
-        func value(_ name: String) -> String? { query.get(name).map { String($0) } }
+        let query = try request.queryFields()
+        func value(_ name: String) -> String? { query[name] }
         let state = value("state")
         let cookie = state.flatMap(UUID.init(uuidString:)).map { Self.cookie(provider: provider, flowID: $0, value: "", secure: secureCookies) }
         let cookies = Cookies(request)

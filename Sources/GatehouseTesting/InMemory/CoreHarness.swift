@@ -11,7 +11,10 @@ public struct CoreHarness: Sendable {
     public let clock: TestClock
     let pool: HashingPool
 
-    public static func start(hooks: [any FlowHook] = [], configure: (inout CoreSettings) -> Void = { _ in }) async throws
+    public static func start(
+        hooks: [any FlowHook] = [], assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
+        configure: (inout CoreSettings) -> Void = { _ in }
+    ) async throws
         -> CoreHarness
     {
         let persistence = InMemoryPersistence()
@@ -27,7 +30,7 @@ public struct CoreHarness: Sendable {
         let services = CoreServices(
             persistence: persistence, hasher: try PasswordHasher(parameters: TestServer.testArgon2, pool: pool),
             tokens: AccessTokens(keys: keys, issuer: settings.publicURL, clock: clock), secret: secret, clock: clock,
-            settings: settings, logger: logger, hooks: FlowHooks(hooks))
+            settings: settings, logger: logger, hooks: FlowHooks(hooks), assurance: assurance, factors: factors)
         return CoreHarness(services: services, persistence: persistence, clock: clock, pool: pool)
     }
 

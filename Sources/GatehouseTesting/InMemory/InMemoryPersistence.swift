@@ -31,6 +31,9 @@ public final class InMemoryPersistence: Persistence {
         }
     }
 
+    /// The committed state, for tests that count what a flow wrote.
+    func committedState() -> InMemoryState { committed.snapshot() }
+
     public func ping() async throws {}
     public func shutdown() async {}
 }

@@ -19,7 +19,7 @@ public enum PINChallengeResponse: Sendable, Equatable {
     case cancel
 }
 
-/// The Onegini-style view of ``DeviceProfiles/authenticate(profile:authenticator:delegate:)``: the SDK
+/// The Onegini-style view of ``DeviceProfiles/signIn(profile:authenticator:delegate:)``: the SDK
 /// asks the app for what it needs, step by step. Every method has a default, so an app implements only
 /// what its authenticators use.
 public protocol AuthenticationDelegate: Sendable {
@@ -28,8 +28,8 @@ public protocol AuthenticationDelegate: Sendable {
     func didReceivePINChallenge(_ challenge: PINChallenge) async -> PINChallengeResponse
     /// The reason shown in the biometric prompt; return nil to cancel.
     func didReceiveBiometricChallenge(profile: UserProfile, authenticator: RegisteredAuthenticator) async -> String?
-    /// Before a custom authenticator runs (the seed's "custom auth finish authentication" challenge);
-    /// return false to cancel.
+    /// Before a custom authenticator runs (the seed's "custom auth finish authentication" challenge),
+    /// with the server's counts for the challenge it is about to answer; return false to cancel.
     func didReceiveCustomChallenge(_ challenge: CustomChallenge) async -> Bool
     func didAuthenticate(user: User, profile: UserProfile) async
     /// Authentication ended without a user: cancelled, deregistered, or a server or network error.

@@ -5,12 +5,14 @@ extension DeviceProfiles {
     /// Signs `profile` in with a PIN: one attempt. A wrong PIN throws a ``GatehouseError`` whose
     /// ``GatehouseError/failureCounts`` say how many are left; the last one throws
     /// ``DeviceAuthenticationError/deregistered`` and the authenticator is gone here and on the server.
+    /// Answers the ``SignInResult`` every other sign-in answers, so a device sign-in needs no path
+    /// of its own in the app.
     @discardableResult
-    public func authenticate(profile: UserProfile, pin: String) async throws -> User {
+    public func signIn(profile: UserProfile, pin: String) async throws -> SignInResult {
         let authenticator = try find(.pin, in: profile)
         guard let stored = try await state().keys[authenticator.id]?.pin else { throw DeviceAuthenticationError.unknownProfile }
         let key = try await Self.offMainWork { SoftwareDeviceKey(try stored.unlock(pin: pin)) }
-        return try await exchange(profile: profile, authenticator: authenticator, customData: nil) {
+        return try await exchange(profile: profile, authenticator: authenticator) {
             try await key.sign($0, reason: "pin")
         }
     }
@@ -18,66 +20,79 @@ extension DeviceProfiles {
     /// Signs `profile` in with its biometric or custom authenticator (whichever `authenticator` is, or
     /// the first of those it has).
     @discardableResult
-    public func authenticate(
+    public func signIn(
         profile: UserProfile, authenticator: RegisteredAuthenticator? = nil, reason: String = "Sign in"
-    ) async throws -> User {
+    ) async throws -> SignInResult {
         guard let chosen = authenticator ?? profile.authenticators.first(where: { $0.type != .pin }) else {
             throw DeviceAuthenticationError.unknownProfile
         }
-        let material = try await state().keys[chosen.id]
         switch chosen.type {
         case .biometric:
-            guard let stored = material?.biometric else { throw DeviceAuthenticationError.unknownProfile }
+            guard let stored = try await state().keys[chosen.id]?.biometric else { throw DeviceAuthenticationError.unknownProfile }
             let key = try configuration.biometricKeys.loadKey(stored)
-            return try await exchange(profile: profile, authenticator: chosen, customData: nil) { try await key.sign($0, reason: reason) }
+            return try await exchange(profile: profile, authenticator: chosen) { try await key.sign($0, reason: reason) }
         case .custom:
-            guard let stored = material?.custom, let type = chosen.customType else { throw DeviceAuthenticationError.unknownProfile }
-            guard let custom = configuration.customAuthenticators.first(where: { $0.type == type }) else {
-                throw DeviceAuthenticationError.unknownCustomType(type)
-            }
-            let key = try SoftwareDeviceKey(stored: stored)
-            return try await exchange(profile: profile, authenticator: chosen, customData: { challenge in
-                try await custom.authenticate(CustomChallenge(profile: profile, authenticator: chosen, counts: challenge.counts))
-            }) { try await key.sign($0, reason: type) }
+            return try await signInWithCustom(profile: profile, authenticator: chosen, delegate: nil)
         case .pin:
             throw DeviceAuthenticationError.unknownProfile
         }
     }
 
     /// The delegate form: asks the delegate for a PIN (again after each wrong one, with the counts),
-    /// for the biometric prompt's reason, or before a custom authenticator runs; tells it how it ended.
-    /// Returns the user, or nil when it failed (the delegate learnt why).
+    /// for the biometric prompt's reason, or before a custom authenticator runs (with the counts of
+    /// the challenge it will answer); tells it how it ended. Returns the result, or nil when it
+    /// failed: the delegate learnt why, so there is nothing to throw.
     @discardableResult
-    public func authenticate(
+    public func signIn(
         profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: any AuthenticationDelegate
-    ) async -> User? {
+    ) async -> SignInResult? {
         await delegate.didStartAuthentication(profile: profile, authenticator: authenticator)
         do {
-            let user: User
+            let result: SignInResult
             switch authenticator.type {
             case .pin:
-                user = try await authenticateWithPIN(profile: profile, authenticator: authenticator, delegate: delegate)
+                result = try await signInWithPIN(profile: profile, authenticator: authenticator, delegate: delegate)
             case .biometric:
                 guard let reason = await delegate.didReceiveBiometricChallenge(profile: profile, authenticator: authenticator) else {
                     throw DeviceAuthenticationError.cancelled
                 }
-                user = try await authenticate(profile: profile, authenticator: authenticator, reason: reason)
+                result = try await signIn(profile: profile, authenticator: authenticator, reason: reason)
             case .custom:
-                let challenge = CustomChallenge(profile: profile, authenticator: authenticator, counts: FailureCounts(max: 0, previous: 0))
-                guard await delegate.didReceiveCustomChallenge(challenge) else { throw DeviceAuthenticationError.cancelled }
-                user = try await authenticate(profile: profile, authenticator: authenticator)
+                result = try await signInWithCustom(profile: profile, authenticator: authenticator, delegate: delegate)
             }
-            await delegate.didAuthenticate(user: user, profile: profile)
-            return user
+            await delegate.didAuthenticate(user: result.user, profile: profile)
+            return result
         } catch {
             await delegate.didFailToAuthenticate(profile: profile, error: error)
             return nil
         }
     }
 
-    private func authenticateWithPIN(
+    /// A custom authenticator's sign-in, asking `delegate` first when there is one. The challenge is
+    /// fetched before anyone is asked, so the delegate and the authenticator both see the server's
+    /// counts, and the challenge they approved is the one answered.
+    private func signInWithCustom(
+        profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: (any AuthenticationDelegate)?
+    ) async throws -> SignInResult {
+        guard let stored = try await state().keys[authenticator.id]?.custom, let type = authenticator.customType else {
+            throw DeviceAuthenticationError.unknownProfile
+        }
+        guard let custom = configuration.customAuthenticators.first(where: { $0.type == type }) else {
+            throw DeviceAuthenticationError.unknownCustomType(type)
+        }
+        let key = try SoftwareDeviceKey(stored: stored)
+        let challenge = try await fetchChallenge(profile: profile, authenticator: authenticator)
+        let asked = CustomChallenge(profile: profile, authenticator: authenticator, counts: challenge.counts)
+        if let delegate, !(await delegate.didReceiveCustomChallenge(asked)) { throw DeviceAuthenticationError.cancelled }
+        let data = try await custom.authenticate(asked)
+        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: data) {
+            try await key.sign($0, reason: type)
+        }
+    }
+
+    private func signInWithPIN(
         profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: any AuthenticationDelegate
-    ) async throws -> User {
+    ) async throws -> SignInResult {
         guard let stored = try await state().keys[authenticator.id]?.pin else { throw DeviceAuthenticationError.unknownProfile }
         var previousError: GatehouseError?
         while true {
@@ -104,14 +119,12 @@ extension DeviceProfiles {
         return found
     }
 
-    /// One challenge and its answer.
+    /// One challenge and its answer, for keys that need nothing from the challenge but its bytes.
     func exchange(
-        profile: UserProfile, authenticator: RegisteredAuthenticator,
-        customData: (@Sendable (DeviceChallenge) async throws -> String?)?, sign: @Sendable (Data) async throws -> Data
-    ) async throws -> User {
+        profile: UserProfile, authenticator: RegisteredAuthenticator, sign: @Sendable (Data) async throws -> Data
+    ) async throws -> SignInResult {
         let challenge = try await fetchChallenge(profile: profile, authenticator: authenticator)
-        let data = try await customData?(challenge)
-        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: data, sign: sign)
+        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: nil, sign: sign)
     }
 
     func fetchChallenge(profile: UserProfile, authenticator: RegisteredAuthenticator) async throws -> DeviceChallenge {
@@ -119,7 +132,7 @@ extension DeviceProfiles {
         // signed in at a time, and no session is left behind on the server.
         let state = try await state()
         if state.activeProfileID != profile.id, try await client.signedInUser() != nil {
-            _ = try? await client.logOut()
+            _ = try? await client.signOut()
             try await update {
                 $0.activeProfileID = nil
                 $0.activeAuthenticatorID = nil
@@ -136,7 +149,7 @@ extension DeviceProfiles {
     func answer(
         _ challenge: DeviceChallenge, profile: UserProfile, authenticator: RegisteredAuthenticator, customData: String?,
         sign: @Sendable (Data) async throws -> Data
-    ) async throws -> User {
+    ) async throws -> SignInResult {
         let clientID = client.configuration.clientID
         let deviceID = try await state().deviceID
         let message = DeviceSignature.message(
@@ -150,12 +163,12 @@ extension DeviceProfiles {
         let tokens: TokenResponse = try await deregisteringOnLoss(profile: profile, authenticator: authenticator) {
             try await client.http.send(request)
         }
-        let user = try await client.adopt(tokens)
+        let result = try await client.adopt(tokens)
         try await update {
             $0.activeProfileID = profile.id
             $0.activeAuthenticatorID = authenticator.id
         }
-        return user
+        return result
     }
 
     /// The server no longer knows the authenticator: forget it here too, and say so.

@@ -6,11 +6,11 @@ import GatehouseAPI
 /// Device authenticators and the user profiles that own them (the Onegini model): a signed-in user
 /// registers a PIN, biometric or custom authenticator once; later they sign in with it. The server
 /// counts wrong answers and deletes the authenticator after the client's maximum, so a stolen device
-/// gets that many guesses and no more. Several profiles can live on one device; authenticating one
-/// logs the current one out first.
+/// gets that many guesses and no more. Several profiles can live on one device; signing one in
+/// signs the current one out first.
 ///
-/// The session itself is the ``AuthClient``'s: a successful authentication becomes its session, and its
-/// `logOut` revokes that session on the server.
+/// The session itself is the ``AuthClient``'s: a successful sign-in becomes its session, and its
+/// ``AuthClient/signOut(scope:)`` revokes that session on the server.
 public actor DeviceProfiles {
     public struct Configuration: Sendable {
         /// Where profiles and key material are kept; `nil` (the default) keeps them across launches
@@ -152,7 +152,7 @@ public actor DeviceProfiles {
         }
         // Prove the key at once and make the session one bound to it; the session that registered ends.
         let previous = await client.currentAccessToken()
-        _ = try await exchange(profile: saved, authenticator: registered, customData: nil, sign: sign)
+        _ = try await exchange(profile: saved, authenticator: registered, sign: sign)
         if let previous { await client.revokeQuietly(accessToken: previous) }
         return saved
     }
@@ -163,7 +163,7 @@ public actor DeviceProfiles {
         let problems = configuration.pinPolicy.validate(new)
         guard problems.isValid else { throw DeviceAuthenticationError.pinPolicy(problems) }
         let previous = try find(.pin, in: profile)
-        try await authenticate(profile: profile, pin: old)
+        try await signIn(profile: profile, pin: old)
         try await registerPIN(new)
         try await deregister(previous, of: profile)
     }
@@ -208,7 +208,7 @@ public actor DeviceProfiles {
                     toldServer = false
                 }
             }
-            _ = try? await client.logOut()
+            _ = try? await client.signOut()
         }
         try await update { state in
             for authenticator in profile.authenticators { state.keys[authenticator.id] = nil }
@@ -221,15 +221,16 @@ public actor DeviceProfiles {
         return toldServer
     }
 
-    /// Logs the active profile out: revoked on the server when it can be reached (else
+    /// Signs the active profile out: revoked on the server when it can be reached (else
     /// ``LogoutOutcome/localOnly(_:)``). The profile and its authenticators stay for the next sign-in.
     /// While the session store cannot be read yet the answer is ``LogoutOutcome/localOnly(_:)`` with
-    /// `store_unavailable`, and nothing changed anywhere: try again.
+    /// `store_unavailable`, and nothing changed anywhere: try again. It never throws, unlike
+    /// ``AuthClient/signOut(scope:)``: the outcome already says everything that went wrong.
     @discardableResult
-    public func logout() async -> LogoutOutcome {
+    public func signOut() async -> LogoutOutcome {
         let outcome: LogoutOutcome
         do {
-            outcome = try await client.logOut()
+            outcome = try await client.signOut()
         } catch let error as GatehouseError {
             // The session store cannot be read yet: nothing was ended, here or there, so the profile
             // stays active for when it can.
@@ -244,10 +245,10 @@ public actor DeviceProfiles {
         return outcome
     }
 
-    /// Forgets everything on this device: logs out (on the server when possible), erases every profile
+    /// Forgets everything on this device: signs out (on the server when possible), erases every profile
     /// and key. The authenticators stay registered on the server until the user deletes them there.
     public func disconnect() async throws {
-        _ = try? await client.logOut()
+        _ = try? await client.signOut()
         try await store.clear()
         cached = nil
     }

@@ -14,19 +14,19 @@ public struct SignupFlow: Sendable {
     public enum Outcome: Sendable {
         case signedIn(TokenResponse)
         case verificationRequired(User)
-        /// The hosted sign-up page's: the account exists, and the browser (not an app) signs in.
-        case created(UserRecord)
+        /// The hosted sign-up page's: the account exists and the browser's session started.
+        case started(SignedIn)
     }
 
     /// What the transaction did; the token response is made after the commit.
     private enum Step: Sendable {
         case pending(User)
-        case started(SessionIssuer.Started)
-        case created
+        case started(SessionStart)
     }
 
-    /// `startSession: false` when a browser, not an app, is signing up (the hosted page).
-    public func signup(_ request: SignupRequest, meta: RequestMeta, startSession: Bool = true) async throws -> Outcome {
+    /// `target`: what a sign-up that needs no verification starts; an app session unless a browser, not
+    /// an app, is signing up (the hosted page).
+    public func signup(_ request: SignupRequest, meta: RequestMeta, target: SessionTarget? = nil) async throws -> Outcome {
         let client = try await services.clients.resolve(request.clientId)
         let now = services.clock.now()
         var result = ValidationResult()
@@ -57,6 +57,9 @@ public struct SignupFlow: Sendable {
         let verificationRequired = client.settings.emailVerification == .required
 
         let issuer = services.issuer
+        let starter = services.starter
+        let appTarget = target == nil
+        let target = target ?? .app(.init(scopes: SessionIssuer.grant(requested: nil, client: client)))
         let step: Step
         do {
             step = try await services.persistence.transaction { stores in
@@ -72,11 +75,10 @@ public struct SignupFlow: Sendable {
                         stores: stores)
                     return .pending(user.wire)
                 }
-                if !startSession { return .created }
-                let scopes = SessionIssuer.grant(requested: nil, client: client)
                 return .started(
-                    try await issuer.start(
-                        user: user, client: client, amr: services.password.amr, scopes: scopes, meta: meta, stores: stores))
+                    try await starter.start(
+                        Authentication(userID: user.id, amr: services.password.amr, isNew: true), client: client, target: target, meta: meta,
+                        stores: stores))
             }
         } catch StoreError.conflict {
             return try await alreadyRegistered(email: email, profile: profile, client: client, meta: meta, now: now)
@@ -86,9 +88,10 @@ public struct SignupFlow: Sendable {
         case .pending(let pending):
             try await startResendCooldown(email: email, client: client)
             return .verificationRequired(pending)
-        case .created:
-            return .created(user)
-        case .started(let started):
+        case .started(let start):
+            let session = try start.get()
+            guard appTarget else { return .started(SignedIn(started: session, user: user, client: client, isNew: true)) }
+            let started = try session.app()
             // After the commit, so the response sees what the transaction wrote (terms accepted).
             return .signedIn(
                 try await issuer.response(

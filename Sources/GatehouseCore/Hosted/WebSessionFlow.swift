@@ -62,14 +62,15 @@ public struct WebSessionFlow: Sendable {
         guard let userID = record.userID,
             let data = record.data.flatMap({ try? JSONDecoder().decode(Data.self, from: Foundation.Data($0.utf8)) })
         else { throw OneTimeCodes.expired }
-        let sessions = services.browserSessions
-        let started = try await services.persistence.transaction { stores in
+        let starter = services.starter
+        let client = try await services.clients.resolve(record.clientID)
+        // The app session's sign-in stands in: its methods and time, so `max_age` and `auth_time` stay true.
+        let authentication = Authentication(userID: userID, amr: data.amr, authTime: data.authTime)
+        let start = try await services.persistence.transaction { stores in
             guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
-            if let current, current.userID == user.id { return (current, String?.none) }
-            let started = try await sessions.start(user: user, amr: data.amr, authTime: data.authTime, meta: meta, stores: stores)
-            return (started.session, Optional(started.cookieValue))
+            return try await starter.start(authentication, client: client, target: .browser(.init(current: current)), meta: meta, stores: stores)
         }
-        return (data.target, started.1)
+        return (data.target, try start.get().browser().cookie)
     }
 
     static func target(_ raw: String?, client: ClientRecord, publicURL: String) throws -> String {

@@ -79,31 +79,18 @@ public struct OTPFlow: Sendable {
     }
 
     public func verify(_ request: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
-        let issuer = self.issuer
-        let scope = request.scope
-        let signedIn = try await verify(request, meta: meta) { user, amr, client, stores in
-            try await issuer.start(
-                user: user, client: client, amr: amr, scopes: SessionIssuer.grant(requested: scope, client: client), meta: meta, stores: stores)
-        }
+        let client = try await clients.resolve(request.clientId)
+        let target = SessionTarget.app(.init(scopes: SessionIssuer.grant(requested: request.scope, client: client), nonce: request.nonce))
+        let signedIn = try await verify(request, meta: meta, target: target)
+        let started = try signedIn.started.app()
         return try await issuer.response(
-            session: signedIn.started.session, refreshToken: signedIn.started.refreshToken, client: signedIn.client, user: signedIn.user,
+            session: started.session, refreshToken: started.refreshToken, client: signedIn.client, user: signedIn.user,
             isNew: signedIn.isNew, nonce: request.nonce)
     }
 
-    /// What a code sign-in started, for whom, through which client, and whether it made the account.
-    public struct SignedIn<Started: Sendable>: Sendable {
-        public var started: Started
-        public var user: UserRecord
-        public var client: ClientRecord
-        public var isNew: Bool
-    }
-
-    /// The code sign-in with what it starts left to the caller: `start` runs in the transaction that
-    /// records the sign-in (an app session, or a browser's on the hosted page).
-    public func verify<Started: Sendable>(
-        _ request: OTPVerifyRequest, meta: RequestMeta,
-        start: @escaping @Sendable (UserRecord, [String], ClientRecord, any Stores) async throws -> Started
-    ) async throws -> SignedIn<Started> {
+    /// The code sign-in, starting `target` (an app session, or a browser's on the hosted page)
+    /// through ``SessionStarter`` in the transaction that records it.
+    public func verify(_ request: OTPVerifyRequest, meta: RequestMeta, target: SessionTarget) async throws -> SignedIn {
         let client = try await clients.resolve(request.clientId)
         let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
@@ -111,16 +98,19 @@ public struct OTPFlow: Sendable {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
         }
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
+        // The hook learns whose account it is when there is one; the lookup is skipped without hooks.
+        let known = services.hooks.hasBeforeHooks ? try await services.persistence.read { try await identifier.findUser(in: $0) } : nil
         let changes = try await services.hooks.before(
-            HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, meta: meta))
+            HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, userID: known?.id, meta: meta))
         let record = try await services.auditingCodeCheck(
             method: "\(identifier.channel.rawValue)_login", identifier: identifier.value, clientID: client.id, meta: meta
         ) { try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id) }
         let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
         let now = services.clock.now()
         let password = services.password
+        let starter = services.starter
         let amr = identifier.channel == .sms ? [AuthenticationMethod.sms] : [AuthenticationMethod.oneTimeCode]
-        let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, Started) in
+        let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, SessionStart) in
             var isNew = false
             var user = try await identifier.findUser(in: stores)
             if user == nil {
@@ -166,22 +156,28 @@ public struct OTPFlow: Sendable {
             signedIn.lastLoginAt = now
             signedIn.updatedAt = now
             if let metadata = changes.appMetadata { signedIn.appMetadata = (signedIn.appMetadata ?? [:]).merging(metadata) { $1 } }
-            try await stores.users.update(signedIn)
-            try await services.recordEvent(
-                HookEvent(
-                    point: isNew ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
-                    userID: signedIn.id, meta: meta),
-                stores: stores)
             if request.acceptTerms == true {
                 try await TermsAcceptance.record(userID: signedIn.id, client: client, at: now, stores: stores)
             }
-            let started = try await start(signedIn, amr, client, stores)
-            return (signedIn, isNew, started)
+            let start = try await starter.start(
+                Authentication(userID: signedIn.id, amr: amr, isNew: isNew), client: client, target: target, meta: meta, stores: stores)
+            // A sign-in waiting for its second factor has not signed in yet; a new account exists all the same.
+            if !start.isStarted { signedIn.lastLoginAt = user?.lastLoginAt }
+            try await stores.users.update(signedIn)
+            if isNew || start.isStarted {
+                try await services.recordEvent(
+                    HookEvent(
+                        point: isNew ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
+                        userID: signedIn.id, meta: meta),
+                    stores: stores)
+            }
+            return (signedIn, isNew, start)
         }
+        let started = try outcome.2.get()
         await services.hooks.after(
             HookEvent(
                 point: outcome.1 ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
                 userID: outcome.0.id, meta: meta))
-        return SignedIn(started: outcome.2, user: outcome.0, client: client, isNew: outcome.1)
+        return SignedIn(started: started, user: outcome.0, client: client, isNew: outcome.1)
     }
 }

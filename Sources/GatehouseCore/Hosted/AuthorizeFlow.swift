@@ -8,6 +8,8 @@ extension FlowStep {
     public static let fields = FlowStep(rawValue: "fields")
     /// Hosted sign-in: a third-party client wants scopes the user has not granted it.
     public static let consent = FlowStep(rawValue: "consent")
+    /// Hosted sign-in: the first factor was right; the browser signs in once a second completes it.
+    public static let secondFactor = FlowStep(rawValue: "second_factor")
 }
 
 /// `/oauth/authorize` through the hosted pages (the forms of its pages: `AuthorizeFlow+Forms.swift`): a persisted flow that signs the browser in (or finds
@@ -31,6 +33,12 @@ public struct AuthorizeFlow: Sendable {
         /// The flow continues an emailed link rather than a browser sign-in: its code carries the link's
         /// proof and no browser session.
         var linkAMR: [String]?
+        /// The sign-in in this flow made the account: the client's token response says `is_new`.
+        var isNew: Bool?
+        /// The sign-in waiting for a second factor (kept here, never shown to the browser), and the
+        /// factors that may complete it.
+        var pendingFactor: UUID?
+        var factors: [String]?
     }
 
     public enum Outcome: Sendable {
@@ -49,6 +57,8 @@ public struct AuthorizeFlow: Sendable {
         public var missingFields: [String]
         /// A signed-in browser the user may continue as (sign-in page, `prompt=select_account`).
         public var continueAs: UserRecord?
+        /// The factors that may complete a sign-in waiting for its second (the factor page).
+        public var factors: [String]
     }
 
     // MARK: Starting
@@ -102,13 +112,14 @@ public struct AuthorizeFlow: Sendable {
     /// A verification link followed in a browser, for a client that still needs the user's terms or
     /// fields: the same pages, then the code the link would have carried. Nil when nothing is needed.
     public func continueLink(
-        user: UserRecord, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], binding: String
+        user: UserRecord, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool, binding: String
     ) async throws -> UUID? {
         var state = State(
             request: AuthorizationRequest(
                 clientID: client.id, redirectURI: redirectURI, responseMode: .query, state: nil,
                 scopes: SessionIssuer.grant(requested: nil, client: client), pkce: pkce))
         state.linkAMR = amr
+        state.isNew = isNew ? true : nil
         // A first-party client's verification link is its own sign-up: nothing to consent to. A third
         // party's still asks.
         state.consented = client.settings.thirdParty.isOn ? nil : true
@@ -161,7 +172,7 @@ public struct AuthorizeFlow: Sendable {
         return Page(
             flow: flow, request: state.request, client: client, user: user,
             missingFields: user.map { RequiredFieldsPolicy.missing(user: $0, client: client).filter(Profile.fieldNames.contains) } ?? [],
-            continueAs: continueAs)
+            continueAs: continueAs, factors: flow.step == .secondFactor ? state.factors ?? [] : [])
     }
 
     // MARK: Steps
@@ -173,9 +184,10 @@ public struct AuthorizeFlow: Sendable {
         return refuse(state.request, "access_denied", "The user declined.")
     }
 
-    func authenticated(_ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
+    func authenticated(_ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord, isNew: Bool) async throws -> Outcome {
         var next = state
         authenticate(&next, with: session, fresh: true)
+        next.isNew = isNew ? true : nil
         return try await advance(flow, next, user: user)
     }
 
@@ -218,21 +230,21 @@ public struct AuthorizeFlow: Sendable {
     private func finish(flowID: UUID?, state: State, userID: UUID, client: ClientRecord) async throws -> AuthorizationResponse {
         let now = services.clock.now()
         let request = state.request
-        let codes = AuthorizationCodes(services: services)
         let hosted: AuthorizationCodes.HostedGrant? =
             if let browserSessionID = state.browserSessionID {
                 AuthorizationCodes.HostedGrant(
                     scopes: request.scopes, nonce: request.nonce, authTime: state.authTime ?? now, acr: state.fresh == true ? "1" : "0",
                     browserSessionID: browserSessionID)
             } else { nil }
-        let amr = state.linkAMR ?? state.amr ?? []
-        let code = try await services.persistence.transaction { stores in
+        let authentication = Authentication(userID: userID, amr: state.linkAMR ?? state.amr ?? [], isNew: state.isNew == true)
+        let target = SessionTarget.authorizationCode(.init(redirectURI: request.redirectURI, pkce: request.pkce, hosted: hosted))
+        let starter = services.starter
+        let meta = RequestMeta()
+        let start = try await services.persistence.transaction { stores in
             if let flowID, try await stores.flows.consume(id: flowID, at: now) == nil { throw Self.gone }
-            return try await codes.issue(
-                userID: userID, client: client, redirectURI: request.redirectURI, pkce: request.pkce, amr: amr, hosted: hosted,
-                stores: stores)
+            return try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
         }
-        return .code(code, for: request, issuer: services.tokens.issuer)
+        return .code(try start.get().code(), for: request, issuer: services.tokens.issuer)
     }
 
     // MARK: Loading

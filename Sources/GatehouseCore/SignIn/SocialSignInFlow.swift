@@ -45,19 +45,12 @@ public struct SocialSignInFlow: Sendable {
         let client = try await services.clients.resolve(request.clientID)
         let provider = try SocialAccounts.provider(request.providerID, for: client, services: services)
         let claims = try await verify(request, provider: provider, client: client)
-        let issuer = services.issuer
-        let scopes = SessionIssuer.grant(requested: nil, client: client)
-        let meta = request.meta
-        let (user, isNew, started) = try await SocialAccounts(services: services).signIn(
+        let signedIn = try await SocialAccounts(services: services).signIn(
             claims: claims, provider: provider, client: client, givenName: request.givenName, familyName: request.familyName,
-            acceptTerms: request.acceptTerms, meta: meta
-        ) { user, credentialID, _, stores in
-            try await issuer.start(
-                user: user, client: client, amr: [AuthenticationMethod.federated], scopes: scopes, meta: meta, stores: stores,
-                credentialID: credentialID)
-        }
-        return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: isNew)
+            acceptTerms: request.acceptTerms, meta: request.meta, target: .app(.init(scopes: SessionIssuer.grant(requested: nil, client: client))))
+        let started = try signedIn.started.app()
+        return try await services.issuer.response(
+            session: started.session, refreshToken: started.refreshToken, client: client, user: signedIn.user, isNew: signedIn.isNew)
     }
 
     /// The request's token checked as its kind requires; shared with linking from `/v1/me`.

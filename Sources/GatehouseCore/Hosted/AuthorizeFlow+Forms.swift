@@ -10,15 +10,11 @@ extension AuthorizeFlow {
         async throws -> (Outcome, cookie: String?)
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        let sessions = services.browserSessions
-        let current = browser?.session
-        let signedIn = try await services.runner.signIn(
-            with: services.password, submission: PasswordStrategy.Submission(identifier: email, password: password),
-            request: FlowRunner.SignInRequest(clientID: flow.clientID, meta: meta)
-        ) { user, _, amr, _, stores in
-            try await sessions.signedIn(user: user, amr: amr, current: current, meta: meta, stores: stores)
+        return try await authenticated(flow, state) {
+            try await services.runner.signIn(
+                with: services.password, submission: PasswordStrategy.Submission(identifier: email, password: password),
+                request: FlowRunner.SignInRequest(clientID: flow.clientID, meta: meta), target: browserTarget(flow, browser))
         }
-        return (try await authenticated(flow, state, session: signedIn.started.session, user: signedIn.user), signedIn.started.cookieValue)
     }
 
     /// The sign-up form. A new account signs the browser in unless its address must be verified first
@@ -27,16 +23,71 @@ extension AuthorizeFlow {
         async throws -> (Outcome, cookie: String?)?
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        let outcome = try await SignupFlow(services: services).signup(
-            SignupRequest(clientId: flow.clientID, email: email, password: password, acceptTerms: acceptTerms ? true : nil), meta: meta,
-            startSession: false)
-        guard case .created(let user) = outcome else { return nil }
-        let sessions = services.browserSessions
-        let current = browser?.session
-        let started = try await services.persistence.transaction { stores in
-            try await sessions.signedIn(user: user, amr: [AuthenticationMethod.password], current: current, meta: meta, stores: stores)
+        let signUp = SignupFlow(services: services)
+        let request = SignupRequest(clientId: flow.clientID, email: email, password: password, acceptTerms: acceptTerms ? true : nil)
+        let target = browserTarget(flow, browser)
+        do {
+            guard case .started(let signedIn) = try await signUp.signup(request, meta: meta, target: target) else { return nil }
+            return try await authenticated(flow, state) { signedIn }
+        } catch let error as GatehouseError where error.code == .mfaRequired {
+            return try await authenticated(flow, state) { throw error }
         }
-        return (try await authenticated(flow, state, session: started.session, user: user), started.cookieValue)
+    }
+
+    /// A sign-in on this flow's pages signs the browser in, and the flow goes on from there.
+    private func browserTarget(_ flow: FlowRecord, _ browser: BrowserPrincipal?) -> SessionTarget {
+        .browser(.init(current: browser?.session, authorizeFlowID: flow.id))
+    }
+
+    /// The browser signed in: the flow goes on. A sign-in that needs a second factor waits on the
+    /// flow's factor page instead, with no session yet.
+    private func authenticated(_ flow: FlowRecord, _ state: State, _ signIn: () async throws -> SignedIn) async throws
+        -> (Outcome, cookie: String?)
+    {
+        let signedIn: SignedIn
+        do {
+            signedIn = try await signIn()
+        } catch let error as GatehouseError where error.code == .mfaRequired {
+            guard let pending = error.pendingFlow else { throw error }
+            return (try await awaitFactor(flow, state, pending), nil)
+        }
+        let browser = try signedIn.started.browser()
+        return (try await authenticated(flow, state, session: browser.session, user: signedIn.user, isNew: signedIn.isNew), browser.cookie)
+    }
+
+    private func awaitFactor(_ flow: FlowRecord, _ state: State, _ pending: (id: UUID, factors: [String])) async throws -> Outcome {
+        var next = state
+        next.pendingFactor = pending.id
+        next.factors = pending.factors
+        let now = services.clock.now()
+        let data = try Self.encode(next)
+        let moved = try await services.persistence.transaction { stores in
+            try await stores.flows.advance(id: flow.id, from: flow.step, to: .secondFactor, userID: nil, data: data, at: now)
+        }
+        guard moved else { throw Self.gone }
+        return .show(flow.id)
+    }
+
+    /// A provider's sign-in, started from the sign-in page, needs a second factor: the flow waits on its
+    /// factor page.
+    public func federatedAwaitsFactor(_ id: UUID, binding: String, pending: (id: UUID, factors: [String])) async throws -> Outcome {
+        let (flow, state, _) = try await load(id, binding: binding, step: .started)
+        return try await awaitFactor(flow, state, pending)
+    }
+
+    /// The factor page's form: completes the waiting sign-in, which signs the browser in, and the flow
+    /// goes on.
+    public func completeFactor(_ id: UUID, binding: String, factor: String, response: String, meta: RequestMeta) async throws
+        -> (Outcome, cookie: String?)
+    {
+        let (flow, state, _) = try await load(id, binding: binding, step: .secondFactor)
+        guard let pending = state.pendingFactor else { throw Self.gone }
+        let completed = try await SecondFactorFlow(services: services).complete(flowID: pending, factor: factor, response: response, meta: meta)
+        // Started for this flow's browser, or a bug: never hand another flow's session over.
+        guard case .browser(let target) = completed.target, target.authorizeFlowID == flow.id else { throw GatehouseError.internalFailure() }
+        var next = state
+        next.pendingFactor = nil
+        return try await authenticated(flow, next) { completed.signedIn }
     }
 
     /// The one-time-code form: sends a code to an email address or phone number (the client's
@@ -53,14 +104,10 @@ extension AuthorizeFlow {
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
         let (email, phone) = Self.identifier(identifier)
-        let sessions = services.browserSessions
-        let current = browser?.session
-        let signedIn = try await OTPFlow(services: services).verify(
-            OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta
-        ) { user, amr, _, stores in
-            try await sessions.signedIn(user: user, amr: amr, current: current, meta: meta, stores: stores)
+        return try await authenticated(flow, state) {
+            try await OTPFlow(services: services).verify(
+                OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta, target: browserTarget(flow, browser))
         }
-        return (try await authenticated(flow, state, session: signedIn.started.session, user: signedIn.user), signedIn.started.cookieValue)
     }
 
     /// An address with `@` is an email address; anything else is taken for a phone number.
@@ -76,9 +123,9 @@ extension AuthorizeFlow {
     }
 
     /// A provider's sign-in, started from the sign-in page, came back with this browser signed in.
-    public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord) async throws -> Outcome {
+    public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord, isNew: Bool) async throws -> Outcome {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        return try await authenticated(flow, state, session: session, user: user)
+        return try await authenticated(flow, state, session: session, user: user, isNew: isNew)
     }
 
     /// "Continue as …": the browser's session, chosen on the sign-in page.

@@ -44,25 +44,17 @@ public struct AuthorizationCodes: Sendable {
         }
     }
 
-    func issue(userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String]) async throws
-        -> String
-    {
-        try await services.persistence.transaction { stores in
-            try await issue(userID: userID, client: client, redirectURI: redirectURI, pkce: pkce, amr: amr, stores: stores)
-        }
-    }
-
-    /// In the caller's transaction, with the sign-in that earned it.
-    func issue(
-        userID: UUID, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool? = nil,
-        credentialID: String? = nil, acceptTerms: Bool = false, hosted: HostedGrant? = nil, stores: any Stores
+    /// Writes a code for `authentication`, in the caller's transaction. Only ``SessionStarter`` calls
+    /// it: a code is a session deferred, and passes the same gate.
+    static func mint(
+        _ authentication: Authentication, client: ClientRecord, target: SessionTarget.Code, now: Date, stores: any Stores
     ) async throws -> String {
         let code = Secrets.token(prefix: "gh_ac_")
-        let now = services.clock.now()
         let grant = Grant(
-            redirectURI: redirectURI, pkce: pkce, amr: amr, isNew: isNew, credentialID: credentialID, acceptTerms: acceptTerms ? true : nil,
-            hosted: hosted)
+            redirectURI: target.redirectURI, pkce: target.pkce, amr: authentication.amr, isNew: authentication.isNew,
+            credentialID: authentication.credentialID, acceptTerms: target.acceptTerms ? true : nil, hosted: target.hosted)
         let data = String(decoding: try JSONEncoder().encode(grant), as: UTF8.self)
+        let userID = authentication.userID
         try await stores.codes.insert(
             OneTimeCodeRecord(
                 purpose: .authorizationCode, identifier: userID.uuidString.lowercased(), clientID: client.id,
@@ -101,19 +93,22 @@ public struct AuthorizationCodes: Sendable {
             throw GatehouseError.invalidGrant("PKCE is required for public clients.")
         }
         let issuer = services.issuer
+        let starter = services.starter
         let scopes = grant.hosted?.scopes ?? SessionIssuer.grant(requested: nil, client: client)
-        let (started, user) = try await services.persistence.transaction { stores -> (SessionIssuer.Started, UserRecord) in
+        let authentication = Authentication(
+            userID: userID, amr: grant.amr, isNew: grant.isNew ?? false, credentialID: grant.credentialID, authTime: grant.hosted?.authTime)
+        let target = SessionTarget.app(
+            .init(scopes: scopes, nonce: grant.hosted?.nonce, sessionID: Self.sessionID(of: code), browserSessionID: grant.hosted?.browserSessionID))
+        let (start, user) = try await services.persistence.transaction { stores -> (SessionStart, UserRecord) in
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
                 throw GatehouseError.invalidGrant("The account is not available.")
             }
             if grant.acceptTerms == true {
                 try await TermsAcceptance.record(userID: user.id, client: client, at: services.clock.now(), stores: stores)
             }
-            let started = try await issuer.start(
-                user: user, client: client, amr: grant.amr, scopes: scopes, meta: meta, stores: stores, credentialID: grant.credentialID,
-                id: Self.sessionID(of: code), browserSessionID: grant.hosted?.browserSessionID, authTime: grant.hosted?.authTime)
-            return (started, user)
+            return (try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores), user)
         }
+        let started = try start.get().app()
         // The user comes with what the app must still ask for (terms, required fields), as on every
         // other sign-in's answer.
         return try await issuer.response(

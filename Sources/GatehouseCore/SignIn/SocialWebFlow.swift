@@ -202,19 +202,15 @@ public struct SocialWebFlow: Sendable {
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
             let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
             let name = names(data, callback)
-            let codes = AuthorizationCodes(services: services)
-            let pkce = flow.pkce
-            let acceptTerms = data.acceptTerms == true
             let grant = try await SocialAccounts(services: services).signIn(
-                claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta
-            ) { user, credentialID, isNew, stores in
-                try await codes.issue(
-                    userID: user.id, client: client, redirectURI: redirect, pkce: pkce, amr: [AuthenticationMethod.federated], isNew: isNew,
-                    credentialID: credentialID, acceptTerms: acceptTerms, stores: stores)
-            }.result
+                claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta,
+                target: .authorizationCode(.init(redirectURI: redirect, pkce: flow.pkce, acceptTerms: data.acceptTerms == true))
+            ).started.code()
             return .redirect(try back([("code", grant)]))
         } catch let error as GatehouseError where error.category != .internalFailure {
-            return .redirect(try back([("error", error.code.rawValue)]))
+            // A sign-in waiting for a second factor: the app completes it by the flow's id.
+            let pending = error.pendingFlow.map { [("flow_id", $0.id.uuidString.lowercased())] } ?? []
+            return .redirect(try back([("error", error.code.rawValue)] + pending))
         }
     }
 
@@ -233,17 +229,21 @@ public struct SocialWebFlow: Sendable {
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
             let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
             let name = names(data, callback)
-            let sessions = services.browserSessions
-            let meta = callback.meta
-            let current = callback.browser
-            let signedIn = try await SocialAccounts(services: services).signIn(
-                claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: meta
-            ) { user, _, _, stores in
-                try await sessions.signedIn(user: user, amr: [AuthenticationMethod.federated], current: current, meta: meta, stores: stores)
+            let signedIn: SignedIn
+            do {
+                signedIn = try await SocialAccounts(services: services).signIn(
+                    claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta,
+                    target: .browser(.init(current: callback.browser, authorizeFlowID: authorizeFlow)))
+            } catch let error as GatehouseError where error.code == .mfaRequired {
+                guard let pending = error.pendingFlow else { throw error }
+                return .hosted(
+                    try await AuthorizeFlow(services: services).federatedAwaitsFactor(authorizeFlow, binding: binding, pending: pending),
+                    cookie: nil)
             }
+            let browser = try signedIn.started.browser()
             let outcome = try await AuthorizeFlow(services: services).federated(
-                authorizeFlow, binding: binding, session: signedIn.result.session, user: signedIn.user)
-            return .hosted(outcome, cookie: signedIn.result.cookieValue)
+                authorizeFlow, binding: binding, session: browser.session, user: signedIn.user, isNew: signedIn.isNew)
+            return .hosted(outcome, cookie: browser.cookie)
         } catch let error as GatehouseError where error.category != .internalFailure && error.code != .flowExpired && error.code != .csrfFailed {
             return .redirect(try AuthorizationCodes.append([("error", error.code.rawValue)], to: page))
         }

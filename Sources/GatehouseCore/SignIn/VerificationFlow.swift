@@ -55,8 +55,10 @@ public struct VerificationFlow: Sendable {
         let client = try await clients.resolve(clientID)
         let email = EmailAddress.normalize(raw)
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
+        // The hook learns whose account it is when there is one; the lookup is skipped without hooks.
+        let known = services.hooks.hasBeforeHooks ? try await services.persistence.read { try await $0.users.find(email: email) } : nil
         try await services.hooks.before(
-            HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, meta: meta))
+            HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, userID: known?.id, meta: meta))
         let record = try await services.auditingCodeCheck(method: "email_verification", identifier: email, clientID: client.id, meta: meta) {
             try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
         }
@@ -83,35 +85,47 @@ public struct VerificationFlow: Sendable {
     public func followLink(token: String, binding: String) async throws -> LinkOutcome {
         let record = try await codes.redeem(token: token, purpose: .verifyEmail)
         let client = try await clients.resolve(record.clientID)
-        let user = try await markVerified(record, method: "email_link")
+        let (user, firstSignIn) = try await markVerified(record, method: "email_link")
         let link = record.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
         guard let redirect = link?.redirectTo, client.redirectURIs.contains(redirect) else {
             return .confirmed(email: user.email ?? "")
         }
         if let flow = try await AuthorizeFlow(services: services).continueLink(
-            user: user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode], binding: binding)
+            user: user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn,
+            binding: binding)
         {
             return .continueFlow(flow)
         }
-        let code = try await AuthorizationCodes(services: services).issue(
-            userID: user.id, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode])
-        return .redirect(try AuthorizationCodes.append(code: code, to: redirect))
+        let starter = services.starter
+        let authentication = Authentication(userID: user.id, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn)
+        let start = try await services.persistence.transaction { stores in
+            try await starter.start(
+                authentication, client: client, target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)), meta: RequestMeta(),
+                stores: stores)
+        }
+        return .redirect(try AuthorizationCodes.append(code: try start.get().code(), to: redirect))
     }
 
     private func signIn(_ record: OneTimeCodeRecord, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
-        let user = try await markVerified(record, method: "email_code", meta: meta)
+        let (user, firstSignIn) = try await markVerified(record, method: "email_code", meta: meta)
         await services.hooks.after(
             HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
         let scopes = SessionIssuer.grant(requested: nil, client: client)
-        let started = try await services.persistence.transaction { stores in
-            try await issuer.start(
-                user: user, client: client, amr: [AuthenticationMethod.oneTimeCode], scopes: scopes, meta: meta, stores: stores)
+        let starter = services.starter
+        let authentication = Authentication(userID: user.id, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn)
+        let start = try await services.persistence.transaction { stores in
+            try await starter.start(authentication, client: client, target: .app(.init(scopes: scopes)), meta: meta, stores: stores)
         }
+        let started = try start.get().app()
         return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
+            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: firstSignIn)
     }
 
-    private func markVerified(_ record: OneTimeCodeRecord, method: String, meta: RequestMeta = RequestMeta()) async throws -> UserRecord {
+    /// The account, and whether this is its first sign-in: an account that had to verify its address
+    /// before signing in meets its app here for the first time (`is_new`).
+    private func markVerified(_ record: OneTimeCodeRecord, method: String, meta: RequestMeta = RequestMeta()) async throws
+        -> (UserRecord, firstSignIn: Bool)
+    {
         let now = services.clock.now()
         guard let userID = record.userID else { throw OneTimeCodes.expired }
         return try await services.persistence.transaction { stores in
@@ -119,6 +133,7 @@ public struct VerificationFlow: Sendable {
                 throw OneTimeCodes.expired
             }
             guard user.state == .active else { throw GatehouseError.accountDisabled }
+            let firstSignIn = !user.emailVerified && user.lastLoginAt == nil
             if !user.emailVerified {
                 user.emailVerified = true
                 user.updatedAt = now
@@ -129,7 +144,7 @@ public struct VerificationFlow: Sendable {
                         meta: meta),
                     stores: stores)
             }
-            return user
+            return (user, firstSignIn)
         }
     }
 }

@@ -50,28 +50,29 @@ struct SocialAccounts: Sendable {
     }
 
     /// Finds, links or creates the account for `claims` and signs it in: hooks, audit, webhooks, the
-    /// last-sign-in time, and `finish` (a session, or an authorization code) in one transaction.
-    func signIn<T: Sendable>(
+    /// last-sign-in time, and `target` (an app session, a browser's, or an authorization code) through
+    /// ``SessionStarter`` in one transaction.
+    func signIn(
         claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
-        acceptTerms: Bool = false, meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
-    ) async throws -> (user: UserRecord, isNew: Bool, result: T) {
+        acceptTerms: Bool = false, meta: RequestMeta, target: SessionTarget
+    ) async throws -> SignedIn {
         do {
             return try await attempt(
                 claims: claims, provider: provider, client: client, givenName: givenName, familyName: familyName, acceptTerms: acceptTerms,
-                meta: meta, finish: finish)
+                meta: meta, target: target)
         } catch StoreError.conflict {
             // Two first sign-ins of one identity at once (an access token sent twice): the second
             // attempt finds the identity the first made.
             return try await attempt(
                 claims: claims, provider: provider, client: client, givenName: givenName, familyName: familyName, acceptTerms: acceptTerms,
-                meta: meta, finish: finish)
+                meta: meta, target: target)
         }
     }
 
-    private func attempt<T: Sendable>(
+    private func attempt(
         claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
-        acceptTerms: Bool, meta: RequestMeta, finish: @escaping @Sendable (UserRecord, String, Bool, any Stores) async throws -> T
-    ) async throws -> (user: UserRecord, isNew: Bool, result: T) {
+        acceptTerms: Bool, meta: RequestMeta, target: SessionTarget
+    ) async throws -> SignedIn {
         let now = services.clock.now()
         let (identifier, email, config) = try FederatedIdentity.of(claims, provider: provider)
         let known = try await services.persistence.read { stores -> (CredentialRecord?, UserRecord?) in
@@ -91,11 +92,14 @@ struct SocialAccounts: Sendable {
         profile.name = claims.name ?? [profile.givenName, profile.familyName].compactMap { $0 }.joined(separator: " ").nilIfEmpty
         let method = "social:" + provider.id
         let changes = try await services.hooks.before(
-            HookEvent(point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, profile: isNew ? profile : nil, meta: meta))
+            HookEvent(
+                point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, userID: known.1?.id,
+                profile: isNew ? profile : nil, meta: meta))
         if let changed = changes.profile { profile.merge(changed) }
 
         let finalProfile = profile
-        let (user, result, event) = try await services.persistence.transaction { stores -> (UserRecord, T, HookEvent) in
+        let starter = services.starter
+        let (user, start, event) = try await services.persistence.transaction { stores -> (UserRecord, SessionStart, HookEvent) in
             var user: UserRecord
             var credentialID: String
             if let credential = try await stores.credentials.find(type: .oidc, identifier: identifier),
@@ -122,19 +126,26 @@ struct SocialAccounts: Sendable {
                 credentialID = credential.id
             }
             guard user.state == .active else { throw GatehouseError.accountDisabled }
-            try await stores.users.recordLogin(id: user.id, at: now)
-            user.lastLoginAt = now
             if acceptTerms { try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores) }
-            if !isNew, let metadata = changes.appMetadata {
-                user.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 }
-                try await stores.users.update(user)
-            }
+            let start = try await starter.start(
+                Authentication(userID: user.id, amr: [AuthenticationMethod.federated], isNew: isNew, credentialID: credentialID),
+                client: client, target: target, meta: meta, stores: stores)
             let event = HookEvent(point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, userID: user.id, meta: meta)
-            try await services.recordEvent(event, stores: stores)
-            return (user, try await finish(user, credentialID, isNew, stores), event)
+            // A sign-in waiting for its second factor has not signed in yet; a new account exists all the same.
+            if start.isStarted {
+                try await stores.users.recordLogin(id: user.id, at: now)
+                user.lastLoginAt = now
+                if !isNew, let metadata = changes.appMetadata {
+                    user.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 }
+                    try await stores.users.update(user)
+                }
+            }
+            if isNew || start.isStarted { try await services.recordEvent(event, stores: stores) }
+            return (user, start, event)
         }
+        let started = try start.get()
         await services.hooks.after(event)
-        return (user, isNew, result)
+        return SignedIn(started: started, user: user, client: client, isNew: isNew)
     }
 }
 

@@ -77,7 +77,8 @@ public struct RecoveryFlow: Sendable {
         let scopes = SessionIssuer.grant(requested: nil, client: client)
         let now = services.clock.now()
         let password = services.password
-        let (user, started) = try await services.persistence.transaction { stores -> (UserRecord, SessionIssuer.Started) in
+        let starter = services.starter
+        let (user, start) = try await services.persistence.transaction { stores -> (UserRecord, SessionStart) in
             guard var user = try await stores.users.find(id: userID), user.state == .active else { throw OneTimeCodes.expired }
             // Receiving the code proves the address. If it was never proved before, the password was set
             // by whoever created the account, who may not own the address: it goes, as do their sessions.
@@ -94,8 +95,14 @@ public struct RecoveryFlow: Sendable {
             try await services.recordEvent(
                 HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta),
                 stores: stores)
-            return (user, try await issuer.start(user: user, client: client, amr: [AuthenticationMethod.recovery], scopes: scopes, meta: meta, stores: stores))
+            return (
+                user,
+                try await starter.start(
+                    Authentication(userID: user.id, amr: [AuthenticationMethod.recovery]), client: client, target: .app(.init(scopes: scopes)),
+                    meta: meta, stores: stores)
+            )
         }
+        let started = try start.get().app()
         await services.hooks.after(
             HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
         return try await issuer.response(

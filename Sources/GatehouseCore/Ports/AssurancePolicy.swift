@@ -1,0 +1,31 @@
+import Foundation
+
+/// What a sign-in must reach before a session starts, and which factors may raise it there.
+public struct AssuranceRequirement: Sendable, Hashable {
+    public var level: AssuranceLevel
+    /// Ids of the ``SecondFactor``s that may complete a sign-in that falls short.
+    public var factors: [String]
+
+    public init(level: AssuranceLevel, factors: [String] = []) {
+        self.level = level
+        self.factors = factors
+    }
+
+    public static let firstFactor = AssuranceRequirement(level: .firstFactor)
+}
+
+/// Decides the level a sign-in must reach, from the client's policy and the user's enrolled factors.
+/// Asked once per session start, inside its transaction, so it may read the user's factors.
+public protocol AssurancePolicy: Sendable {
+    func requirement(userID: UUID, client: ClientRecord, stores: any Stores) async throws -> AssuranceRequirement
+}
+
+/// Until factors exist, every sign-in's first factor suffices; it reads nothing, so the sign-in paths
+/// pay nothing for the gate.
+public struct FirstFactorSuffices: AssurancePolicy {
+    public init() {}
+
+    public func requirement(userID: UUID, client: ClientRecord, stores: any Stores) async throws -> AssuranceRequirement {
+        .firstFactor
+    }
+}

@@ -1,0 +1,12 @@
+import Foundation
+
+/// A second factor: checks the user's answer to it. Counting and single use of the waiting sign-in
+/// are ``SecondFactorFlow``'s, not the factor's.
+public protocol SecondFactor: Sendable {
+    /// The id clients name it by (`totp`, `recovery_code`, …).
+    var id: String { get }
+    /// What it adds to `amr` (RFC 8176).
+    var amr: String { get }
+
+    func verify(_ response: String, userID: UUID, stores: any Stores) async throws -> Bool
+}

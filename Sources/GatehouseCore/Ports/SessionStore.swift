@@ -1,0 +1,21 @@
+import Foundation
+
+/// Sessions.
+public protocol SessionStore: Sendable {
+    func insert(_ session: SessionRecord) async throws
+    func find(id: UUID) async throws -> SessionRecord?
+    /// Live sessions of a user, newest first.
+    func listLive(userID: UUID, now: Date) async throws -> [SessionRecord]
+    /// Revokes one live session; returns whether it was live.
+    func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool
+    /// Revokes every live session of a client (the client is being deleted); returns how many.
+    func revokeAll(clientID: String, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session started with one credential; returns how many.
+    func revokeAll(credentialID: String, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session a browser session signed in; returns how many.
+    func revokeAll(browserSessionID: UUID, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session of one user with one client; returns how many.
+    func revokeAll(userID: UUID, clientID: String, at: Date, reason: RevokeReason) async throws -> Int
+    /// Revokes every live session of a user except `except`; returns how many.
+    func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int
+}

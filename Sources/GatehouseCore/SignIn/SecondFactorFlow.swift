@@ -1,0 +1,65 @@
+import Foundation
+import GatehouseAPI
+
+/// Completes a sign-in that ``SessionStarter`` kept waiting for a second factor: the factor is checked
+/// (a bounded number of times), the waiting flow is used up exactly once, and the session it was
+/// going to start starts, through the same gate, now at the multi-factor level.
+public struct SecondFactorFlow: Sendable {
+    let services: CoreServices
+
+    /// Wrong answers a waiting sign-in takes before it is gone: the first factor must be passed again.
+    public static let maxAttempts = 5
+
+    public init(services: CoreServices) { self.services = services }
+
+    /// What completing the factor started, for whom, and through which client.
+    public struct Completed: Sendable {
+        public var signedIn: SignedIn
+        /// What the waiting sign-in was going to start (the hosted flow to go on with, the nonce).
+        public var target: SessionTarget
+    }
+
+    public func complete(flowID: UUID, factor factorID: String, response: String, meta: RequestMeta) async throws -> Completed {
+        let now = services.clock.now()
+        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: flowID) }), flow.kind == .secondFactor,
+            flow.isOpen(at: now), let data = flow.data,
+            let pending = try? JSONDecoder().decode(PendingSignIn.self, from: Data(data.utf8))
+        else { throw GatehouseError.flowExpired }
+        guard pending.factors.contains(factorID), let factor = services.factors[factorID] else {
+            throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Use one of the factors the flow names.")
+        }
+        let client = try await services.clients.resolve(flow.clientID)
+        // Counted before the answer is checked, so concurrent guesses cannot pass the limit; the last
+        // allowed failure ends the waiting sign-in.
+        let window = flow.expiresAt.timeIntervalSince(now) + 60
+        let key = "second-factor:" + flowID.uuidString.lowercased()
+        let attempt = try await services.persistence.transaction { try await $0.attempts.recordFailure(key: key, now: now, window: window) }
+        if attempt.count > Self.maxAttempts {
+            _ = try await services.persistence.transaction { try await $0.flows.consume(id: flowID, at: now) }
+            throw GatehouseError.flowExpired
+        }
+        let userID = pending.authentication.userID
+        let verified = try await services.persistence.read { stores in
+            try await factor.verify(response, userID: userID, stores: stores)
+        }
+        guard verified else {
+            await services.audit(
+                AuditEvent(
+                    at: now, type: AuditEvent.signInFailed, userID: userID, clientID: client.id, method: factor.id, reason: "invalid_code",
+                    addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, requestID: meta.requestID))
+            throw GatehouseError.invalidCode(remaining: max(Self.maxAttempts - attempt.count, 0))
+        }
+        let authentication = pending.authentication.completed(with: factor)
+        let starter = services.starter
+        let (user, start) = try await services.persistence.transaction { stores -> (UserRecord, SessionStart) in
+            guard try await stores.flows.consume(id: flowID, at: now) != nil else { throw GatehouseError.flowExpired }
+            guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
+            try await stores.users.recordLogin(id: userID, at: now)
+            return (user, try await starter.start(authentication, client: client, target: pending.target, meta: meta, stores: stores))
+        }
+        var shown = user
+        shown.lastLoginAt = now
+        return Completed(
+            signedIn: SignedIn(started: try start.get(), user: shown, client: client, isNew: authentication.isNew), target: pending.target)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The one place sessions start: app sessions, browser sessions and authorization codes, for every way
+/// of signing in. The assurance gate sits here, so a sign-in that falls short of what the client and
+/// the user require starts nothing, whichever path it came by.
+public struct SessionStarter: Sendable {
+    let issuer: SessionIssuer
+    let browserSessions: BrowserSessions
+    let clock: any WallClock
+    let policy: any AssurancePolicy
+    let flowLifetime: TimeInterval
+
+    init(issuer: SessionIssuer, browserSessions: BrowserSessions, clock: any WallClock, policy: any AssurancePolicy, flowLifetime: TimeInterval) {
+        self.issuer = issuer
+        self.browserSessions = browserSessions
+        self.clock = clock
+        self.policy = policy
+        self.flowLifetime = flowLifetime
+    }
+
+    /// Starts `target` for `authentication` in the caller's transaction, or, when the sign-in falls
+    /// short of the required level, records a flow that a second factor can complete and starts nothing.
+    public func start(
+        _ authentication: Authentication, client: ClientRecord, target: SessionTarget, meta: RequestMeta, stores: any Stores
+    ) async throws -> SessionStart {
+        let required = try await policy.requirement(userID: authentication.userID, client: client, stores: stores)
+        if authentication.level < required.level {
+            return .factorRequired(
+                flowID: try await awaitFactor(authentication, client: client, target: target, factors: required.factors, stores: stores),
+                factors: required.factors)
+        }
+        switch target {
+        case .app(let app):
+            return .started(
+                .app(
+                    try await issuer.start(
+                        userID: authentication.userID, client: client, amr: authentication.amr, scopes: app.scopes, meta: meta,
+                        stores: stores, credentialID: authentication.credentialID, id: app.sessionID ?? UUID(),
+                        browserSessionID: app.browserSessionID, authTime: authentication.authTime)))
+        case .browser(let browser):
+            let signedIn = try await browserSessions.signedIn(
+                userID: authentication.userID, amr: authentication.amr, authTime: authentication.authTime, current: browser.current,
+                meta: meta, stores: stores)
+            return .started(.browser(signedIn.session, cookie: signedIn.cookieValue))
+        case .authorizationCode(let code):
+            return .started(
+                .code(
+                    try await AuthorizationCodes.mint(
+                        authentication, client: client, target: code, now: clock.now(), stores: stores)))
+        }
+    }
+
+    /// The sign-in waits in a flow: who, how far they got, and what to start once a factor completes it.
+    private func awaitFactor(
+        _ authentication: Authentication, client: ClientRecord, target: SessionTarget, factors: [String], stores: any Stores
+    ) async throws -> UUID {
+        let now = clock.now()
+        let pending = PendingSignIn(authentication: authentication, target: target, factors: factors)
+        let flow = FlowRecord(
+            kind: .secondFactor, clientID: client.id, csrfHash: Secrets.sha256Hex(Secrets.token(prefix: "gh_csrf_")),
+            userID: authentication.userID, data: String(decoding: try JSONEncoder().encode(pending), as: UTF8.self), createdAt: now,
+            expiresAt: now.addingTimeInterval(min(flowLifetime, 10 * 60)))
+        try await stores.flows.insert(flow)
+        return flow.id
+    }
+}
+
+/// A sign-in waiting for its second factor, as its flow keeps it.
+struct PendingSignIn: Codable, Sendable {
+    var authentication: Authentication
+    var target: SessionTarget
+    var factors: [String]
+}
+
+extension FlowKind {
+    /// A sign-in that passed its first factor and waits for a second before any session starts.
+    public static let secondFactor = FlowKind(rawValue: "second_factor")
+}

@@ -1,0 +1,240 @@
+import Crypto
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import GatehouseTesting
+import Testing
+
+/// The assurance gate in the one place sessions start: with a second factor required, no way of
+/// signing in starts an app session, a browser session or an authorization code until the factor
+/// completes the waiting sign-in, and completing it starts exactly one.
+@Suite("The assurance gate, on in-memory ports")
+struct AssuranceGateTests {
+    static let meta = RequestMeta(ipAddress: "192.0.2.20", userAgent: "gate-test")
+    static let password = "correct horse battery"
+    static let redirect = "com.example.gate:/callback"
+
+    /// Every sign-in method the harness can drive without a provider's network.
+    enum Method: String, CaseIterable, CustomTestStringConvertible {
+        case password, signUp, mailCode, textCode, verificationCode, verificationLink, recovery
+        case hostedPassword, hostedCode, hostedSignUp, webSession
+
+        var testDescription: String { rawValue }
+
+        /// What the method starts once the factor is in.
+        var starts: KeyPath<StartedCounts, Int> {
+            switch self {
+            case .password, .signUp, .mailCode, .textCode, .verificationCode, .recovery: \.appSessions
+            case .hostedPassword, .hostedCode, .hostedSignUp, .webSession: \.browserSessions
+            case .verificationLink: \.authorizationCodes
+            }
+        }
+    }
+
+    @Test("A required second factor gates every sign-in method; completing it starts exactly one session", arguments: Method.allCases)
+    func gate(_ method: Method) async throws {
+        let policy = RequireTestFactor(clients: [])
+        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()])
+        defer { Task { await core.stop() } }
+        try await core.createClient(
+            id: "app", redirectURIs: [Self.redirect], settings: ["email_verification=off", "methods=password,email_otp,sms_otp"])
+        try await core.createClient(id: "verified", redirectURIs: [Self.redirect])
+        // An account made before the requirement was turned on, and an app session of it.
+        guard case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
+            SignupRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+        else { Issue.record("the set-up sign-up did not sign in"); return }
+        policy.require(for: "app")
+        policy.require(for: "verified")
+
+        let before = core.persistence.startedCounts()
+        let waiting: Waiting
+        do {
+            waiting = try await firstFactor(method, core: core, existing: existing)
+        } catch let error as GatehouseError where error.code == .mfaRequired {
+            let pending = try #require(error.pendingFlow)
+            #expect(pending.factors == ["test"])
+            waiting = .api(pending.id)
+        }
+        guard waiting != .started else {
+            Issue.record("\(method) started a session without the second factor")
+            return
+        }
+        #expect(core.persistence.startedCounts() == before, "\(method) started something before the factor")
+
+        let authorize = AuthorizeFlow(services: core.services)
+        let factors = SecondFactorFlow(services: core.services)
+        /// The session a waiting sign-in's completion started (nil for the hosted page, which goes on
+        /// to the client's code).
+        @discardableResult
+        func complete(_ answer: String) async throws -> StartedSession? {
+            switch waiting {
+            case .api(let id): return try await factors.complete(flowID: try #require(id), factor: "test", response: answer, meta: Self.meta).signedIn.started
+            case .hosted(let id):
+                _ = try await authorize.completeFactor(id, binding: Self.binding, factor: "test", response: answer, meta: Self.meta)
+                return nil
+            case .started: return nil
+            }
+        }
+        do {
+            try await complete("wrong")
+            Issue.record("a wrong answer completed the sign-in")
+        } catch let error as GatehouseError {
+            #expect(error.code == .invalidCode)
+        }
+        #expect(core.persistence.startedCounts() == before)
+
+        let started = try await complete(TestSecondFactor.answer)
+        let after = core.persistence.startedCounts()
+        if case .hosted = waiting {
+            // The browser's session, then the client's code, whose grant carries the factor.
+            #expect(after.browserSessions == before.browserSessions + 1 && after.authorizationCodes == before.authorizationCodes + 1)
+            #expect(after.total == before.total + 2, "\(before) → \(after)")
+        } else {
+            #expect(after.total == before.total + 1, "\(before) → \(after)")
+            #expect(after[keyPath: method.starts] == before[keyPath: method.starts] + 1)
+        }
+        switch started {
+        case .app(let session)?: #expect(session.session.amr.contains("mfa") && session.session.amr.contains("test"))
+        case .browser(let session, _)?: #expect(session.amr.contains("mfa") && session.amr.contains("test"))
+        case .code?, nil: break
+        }
+        // Used up: a second completion starts nothing.
+        await #expect(throws: GatehouseError.self) { try await complete(TestSecondFactor.answer) }
+        #expect(core.persistence.startedCounts() == after)
+    }
+
+    /// Where a first factor left the sign-in.
+    enum Waiting: Equatable {
+        /// `mfa_required` named the waiting flow.
+        case api(UUID?)
+        /// The hosted authorization waits on its factor page.
+        case hosted(UUID)
+        case started
+    }
+
+    @Test("A waiting sign-in takes a bounded number of wrong answers, then is gone")
+    func boundedAttempts() async throws {
+        let core = try await CoreHarness.start(assurance: RequireTestFactor(clients: ["app"]), factors: [TestSecondFactor()])
+        defer { Task { await core.stop() } }
+        try await core.createClient(id: "app", settings: ["email_verification=off"])
+        var flowID: UUID?
+        do {
+            _ = try await SignupFlow(services: core.services).signup(
+                SignupRequest(clientId: "app", email: "bob@example.com", password: Self.password), meta: Self.meta)
+        } catch let error as GatehouseError where error.code == .mfaRequired {
+            flowID = error.pendingFlow?.id
+        }
+        let id = try #require(flowID)
+        let factors = SecondFactorFlow(services: core.services)
+        for _ in 0..<SecondFactorFlow.maxAttempts {
+            await #expect(throws: GatehouseError.self) { try await factors.complete(flowID: id, factor: "test", response: "no", meta: Self.meta) }
+        }
+        do {
+            _ = try await factors.complete(flowID: id, factor: "test", response: TestSecondFactor.answer, meta: Self.meta)
+            Issue.record("the right answer after the limit completed the sign-in")
+        } catch let error as GatehouseError {
+            #expect(error.code == .flowExpired)
+        }
+        #expect(core.persistence.startedCounts().appSessions == 0)
+    }
+
+    @Test("Without a requirement every method starts its session at once, with no mfa in amr")
+    func noRequirement() async throws {
+        let core = try await CoreHarness.start(factors: [TestSecondFactor()])
+        defer { Task { await core.stop() } }
+        try await core.createClient(id: "app", settings: ["email_verification=off"])
+        _ = try await SignupFlow(services: core.services).signup(
+            SignupRequest(clientId: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
+        let tokens = try await LoginFlow(services: core.services).login(
+            LoginRequest(clientId: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
+        #expect(try await core.services.tokens.verify(tokens.accessToken).amr == ["pwd"])
+        #expect(core.persistence.startedCounts().appSessions == 2)
+    }
+
+    // MARK: The first factor of each method
+
+    private func firstFactor(_ method: Method, core: CoreHarness, existing: TokenResponse) async throws -> Waiting {
+        let services = core.services
+        switch method {
+        case .password:
+            _ = try await LoginFlow(services: services).login(
+                LoginRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+        case .signUp:
+            _ = try await SignupFlow(services: services).signup(
+                SignupRequest(clientId: "app", email: "new@example.com", password: Self.password), meta: Self.meta)
+        case .mailCode, .textCode:
+            let (email, phone) = method == .mailCode ? ("ada@example.com", nil) : (nil, "+4791234567")
+            let otp = OTPFlow(services: services)
+            _ = try await otp.send(OTPRequest(clientId: "app", email: email, phone: phone), meta: Self.meta)
+            let code = try #require(try await core.outboxVariables(to: email ?? phone!, kind: "otp").last?["code"])
+            _ = try await otp.verify(OTPVerifyRequest(clientId: "app", email: email, phone: phone, code: code), meta: Self.meta)
+        case .verificationCode:
+            _ = try await SignupFlow(services: services).signup(
+                SignupRequest(clientId: "verified", email: "grace@example.com", password: Self.password), meta: Self.meta)
+            let code = try #require(try await core.outboxVariables(to: "grace@example.com", kind: "verification").last?["code"])
+            _ = try await VerificationFlow(services: services).verify(email: "grace@example.com", code: code, clientID: "verified", meta: Self.meta)
+        case .verificationLink:
+            var signup = SignupRequest(clientId: "verified", email: "lin@example.com", password: Self.password)
+            signup.redirectTo = Self.redirect
+            signup.codeChallenge = Self.challenge
+            signup.codeChallengeMethod = "S256"
+            _ = try await SignupFlow(services: services).signup(signup, meta: Self.meta)
+            let link = try #require(try await core.outboxVariables(to: "lin@example.com", kind: "verification").last?["link"])
+            let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "token" }?.value)
+            _ = try await VerificationFlow(services: services).followLink(token: token, binding: "gh_flow_test")
+        case .recovery:
+            let recovery = RecoveryFlow(services: services)
+            _ = try await recovery.request(email: "ada@example.com", clientID: "app", meta: Self.meta)
+            let code = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "recovery").last?["code"])
+            _ = try await recovery.verify(email: "ada@example.com", code: code, token: nil, clientID: "app", meta: Self.meta)
+        case .hostedPassword, .hostedCode, .hostedSignUp:
+            let authorize = AuthorizeFlow(services: services)
+            let binding = Self.binding
+            guard case .show(let flow) = try await authorize.begin(Self.authorizeParameters, browser: nil, binding: binding, meta: Self.meta)
+            else {
+                Issue.record("the authorization did not show its sign-in page")
+                return .started
+            }
+            let outcome: AuthorizeFlow.Outcome?
+            switch method {
+            case .hostedPassword:
+                outcome = try await authorize.signIn(
+                    flow, binding: binding, email: "ada@example.com", password: Self.password, browser: nil, meta: Self.meta).0
+            case .hostedCode:
+                _ = try await authorize.sendCode(flow, binding: binding, identifier: "ada@example.com", meta: Self.meta)
+                let code = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "otp").last?["code"])
+                outcome = try await authorize.verifyCode(
+                    flow, binding: binding, identifier: "ada@example.com", code: code, browser: nil, meta: Self.meta).0
+            default:
+                outcome = try await authorize.signUp(
+                    flow, binding: binding, email: "page@example.com", password: Self.password, acceptTerms: false, browser: nil, meta: Self.meta)?.0
+            }
+            // The flow waits on its factor page: the same flow, at its second-factor step.
+            guard case .show(let shown)? = outcome, shown == flow else { return .started }
+            let page = try await authorize.page(flow, binding: binding, browser: nil)
+            #expect(page.flow.step == .secondFactor && page.factors == ["test"])
+            return .hosted(flow)
+        case .webSession:
+            let claims = try await services.tokens.verify(existing.accessToken)
+            let sid = try #require(UUID(uuidString: claims.sid))
+            let session = try #require(try await core.persistence.read { try await $0.sessions.find(id: sid) })
+            let user = try #require(try await core.persistence.read { try await $0.users.find(id: session.userID) })
+            let web = WebSessionFlow(services: services)
+            let url = try await web.create(Principal(claims: claims, session: session, user: user), redirectTo: nil, meta: Self.meta)
+            let token = try #require(URLComponents(string: url.url)?.queryItems?.first { $0.name == "token" }?.value)
+            _ = try await web.open(token: token, current: nil, meta: Self.meta)
+        }
+        return .started
+    }
+
+    static let binding = "gh_flow_test"
+
+    static let verifier = "gate-test-verifier-0123456789-abcdefghijklmnopqrstuvwxyz"
+    static var challenge: String { Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8)))) }
+    static var authorizeParameters: [String: String] {
+        [
+            "response_type": "code", "client_id": "app", "redirect_uri": redirect, "scope": "openid", "state": "s",
+            "code_challenge": challenge, "code_challenge_method": "S256",
+        ]
+    }
+}
