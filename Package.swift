@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "GatehouseStore",
             dependencies: [
-                "GatehouseCore",
+                "GatehouseCore", "GatehouseAPI",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseCore", "GatehouseStore", "GatehouseSMTP",
+                "GatehouseCore", "GatehouseAPI", "GatehouseStore", "GatehouseSMTP",
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
-                "GatehouseServer", "GatehouseStore", "GatehouseCore", "Argon2",
+                "GatehouseServer", "GatehouseStore", "GatehouseCore", "GatehouseAPI", "Argon2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -177,3 +177,11 @@ let package = Package(
         ),
     ]
 )
+
+// Server-side files declare every module whose members they use (SE-0444, MemberImportVisibility): a
+// member reached only through another file's import is an error, not a silent dependency. The SDK's
+// targets are left as they are: apps still build them with Swift 6.0 toolchains.
+let sdkTargets: Set<String> = ["GatehouseAPI", "Argon2", "Gatehouse", "GatehouseSDKUnitTests", "gatehouse-example", "Argon2Tests"]
+for target in package.targets where !sdkTargets.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+}

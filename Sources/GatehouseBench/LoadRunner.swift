@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// Runs one scenario: `connections` virtual users, each on its own connection. Closed-loop, each sends

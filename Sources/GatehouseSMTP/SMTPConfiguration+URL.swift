@@ -1,3 +1,4 @@
+import Foundation
 extension SMTPConfiguration {
     /// Parses `smtp://[user:password@]host[:port][?starttls=required]` or
     /// `smtps://[user:password@]host[:port]`.

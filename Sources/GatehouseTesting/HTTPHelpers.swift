@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// Shorthand for the requests tests make again and again.
 extension TestClientProtocol {

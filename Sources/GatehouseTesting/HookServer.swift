@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// An operator's hook endpoint, webhook receiver or SMS gateway on a real socket: records every POST
 /// (headers and raw body) and answers as the test says.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import GatehouseStore
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

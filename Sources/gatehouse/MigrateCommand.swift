@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatehouseStore
 
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply pending migrations and exit.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import GatehouseStore
 
 struct OutboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

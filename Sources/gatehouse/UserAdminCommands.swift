@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseStore
 
 // `gatehouse users list|show|sessions|export|disable|enable|sign-out|delete`: the admin API's user
 // routes on the server's own machine, through the same core code (``UserAdmin``), audited with actor

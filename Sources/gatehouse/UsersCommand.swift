@@ -2,6 +2,7 @@ import Argon2
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import GatehouseStore
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

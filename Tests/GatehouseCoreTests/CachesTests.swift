@@ -1,6 +1,7 @@
 import Foundation
 @testable import GatehouseCore
 import Testing
+import GatehouseAPI
 
 @Suite("Caches")
 struct CachesTests {

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import GatehouseServer
 #endif
 
 /// Runs `body` against the server listening on a real socket.

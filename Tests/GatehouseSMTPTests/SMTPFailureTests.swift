@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GatehouseSMTP
+import NIOSSL
 
 /// Failures that need no SMTP server: refused connections, silent servers, cancellation, and
 /// messages rejected before any connection is made.

@@ -1,7 +1,9 @@
 import Argon2
 import Foundation
 import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdBcrypt
 import HummingbirdTesting
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting

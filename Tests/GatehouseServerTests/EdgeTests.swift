@@ -35,7 +35,7 @@ struct EdgeTests {
             ]))
             .get { _, context in describe(context.identity) }
 
-        // One error, four groups, four shapes.
+        // One error, three groups, three shapes.
         let refusal = GatehouseError.invalidGrant("The code is spent.")
         router.group("/edge/a").add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
             .get { _, _ -> String in throw refusal }
@@ -43,14 +43,6 @@ struct EdgeTests {
             .get { _, _ -> String in throw refusal }
         router.group("/edge/c").add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.server.templates)))
             .get { _, _ -> String in throw refusal }
-        let redirects = RedirectErrorRenderer(page: PageErrorRenderer(catalog: server.server.templates))
-        let authorize = router.group("/edge/d").add(middleware: ErrorMiddleware(renderer: redirects))
-        authorize.get("trusted") { _, _ -> String in
-            throw RedirectableError(
-                error: .badRequest("response_type must be code.", code: .invalidRequest),
-                trustedRedirectURI: "com.example.app:/cb?keep=1", state: "s t", issuer: "http://127.0.0.1:8080")
-        }
-        authorize.get("untrusted") { _, _ -> String in throw refusal }
         return router
     }
 
@@ -100,7 +92,7 @@ struct EdgeTests {
         await server.stop()
     }
 
-    @Test("The same core error renders as problem JSON, OAuth JSON, a page or a redirect, by the group it was thrown in")
+    @Test("The same core error renders as problem JSON, OAuth JSON or a page, by the group it was thrown in")
     func renderersByGroup() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         let app = Application(router: Self.router(for: server))
@@ -118,20 +110,6 @@ struct EdgeTests {
             #expect(page.status == .badRequest && page.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(page.text.contains("<html") && !page.text.contains("invalid_grant"))
 
-            let redirected = try await edge.executeRequest(uri: "/edge/d/trusted", method: .get, headers: [:], body: nil)
-            #expect(redirected.status.code / 100 == 3)
-            let location = try #require(redirected.headers[.location])
-            let components = try #require(URLComponents(string: location))
-            let query = Dictionary(uniqueKeysWithValues: (components.queryItems ?? []).map { ($0.name, $0.value ?? "") })
-            #expect(location.hasPrefix("com.example.app:/cb?"))
-            #expect(query == [
-                "keep": "1", "error": "invalid_request", "error_description": "response_type must be code.", "state": "s t",
-                "iss": "http://127.0.0.1:8080",
-            ])
-            // An error without a checked redirect URI is never redirected: it becomes a page.
-            let untrusted = try await edge.executeRequest(uri: "/edge/d/untrusted", method: .get, headers: [:], body: nil)
-            #expect(untrusted.status == .badRequest && untrusted.headers[.location] == nil)
-            #expect(untrusted.headers[.contentType]?.hasPrefix("text/html") == true)
         }
         await server.stop()
     }

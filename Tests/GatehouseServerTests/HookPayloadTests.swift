@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting

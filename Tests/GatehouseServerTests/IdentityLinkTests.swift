@@ -2,6 +2,7 @@ import Foundation
 import GatehouseAPI
 import GatehouseCore
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
+import GatehouseCore
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

@@ -1,4 +1,6 @@
+import Argon2
 import Foundation
+import GatehouseServer
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

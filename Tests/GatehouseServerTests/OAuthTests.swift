@@ -1,5 +1,8 @@
 import Foundation
+import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
 import HTTPTypes

@@ -1,6 +1,9 @@
 import Foundation
 import GatehouseAPI
+import HTTPTypes
 import HummingbirdTesting
+import NIOCore
+import NIOFoundationEssentialsCompat
 import Yams
 
 /// The served OpenAPI document, and a check of real answers against it. The schema check covers the

@@ -2,6 +2,7 @@ import Foundation
 import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Synchronization
 import Testing

@@ -1,8 +1,9 @@
 import Foundation
 import GatehouseCore
-import GatehouseServer
 import GatehouseSMTP
+import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing

@@ -1,5 +1,9 @@
+import Argon2
 import Foundation
+import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

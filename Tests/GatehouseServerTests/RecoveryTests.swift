@@ -1,7 +1,9 @@
 import Foundation
+import GatehouseCore
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 @Suite("Password recovery")

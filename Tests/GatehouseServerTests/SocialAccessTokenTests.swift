@@ -4,6 +4,7 @@ import GatehouseAPI
 import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Synchronization
 import Testing

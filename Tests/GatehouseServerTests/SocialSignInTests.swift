@@ -7,6 +7,8 @@ import HummingbirdTesting
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import GatehouseServer
+import HTTPTypes
 #endif
 
 /// oidc-provider-mock (PyPI): a real OpenID Connect provider on 127.0.0.1, RS256 keys at its `/jwks`.

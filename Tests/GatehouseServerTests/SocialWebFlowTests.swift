@@ -5,6 +5,7 @@ import GatehouseCore
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Synchronization
 import Testing
 

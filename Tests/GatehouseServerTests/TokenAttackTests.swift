@@ -1,7 +1,9 @@
 import Crypto
 import Foundation
 import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

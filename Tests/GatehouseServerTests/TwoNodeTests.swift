@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseServer
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdTesting
 import Testing
 

@@ -4,6 +4,7 @@ import GatehouseCore
 import GatehouseServer
 import GatehouseStore
 import GatehouseTesting
+import HTTPTypes
 import HummingbirdBcrypt
 import HummingbirdTesting
 import Logging

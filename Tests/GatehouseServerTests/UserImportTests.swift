@@ -2,6 +2,8 @@ import Argon2
 import Foundation
 import GatehouseCore
 import GatehouseTesting
+import HTTPTypes
+import HummingbirdTesting
 import Testing
 
 @Suite("User import")

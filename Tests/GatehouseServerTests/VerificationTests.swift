@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting

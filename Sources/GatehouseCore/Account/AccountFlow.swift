@@ -85,9 +85,7 @@ public struct AccountFlow: Sendable {
         try await services.persistence.transaction { stores in
             try await password.setPassword(hash: hash, for: user, now: now, stores: stores)
             try await services.recordEvent(changed, stores: stores)
-            _ = try await stores.sessions.revokeAll(userID: user.id, except: sessionID, at: now, reason: .passwordChanged)
-            // Browsers signed in to the hosted pages end too: single sign-on must not outlive the change.
-            _ = try await stores.browserSessions.revokeAll(userID: user.id, at: now)
+            _ = try await stores.endAllSessions(of: user.id, except: sessionID, at: now, reason: .passwordChanged)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(
                     kind: "password_changed", to: email, locale: user.profile.locale ?? meta.acceptLanguage,

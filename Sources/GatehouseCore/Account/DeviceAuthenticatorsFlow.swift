@@ -63,8 +63,7 @@ public struct DeviceAuthenticatorsFlow: Sendable {
                 try await stores.audit.append(
                     AuditEvent(
                         at: now, type: AuditEvent.authenticatorRegistered, userID: userID, clientID: client.id,
-                        method: request.type.rawValue, addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
-                        userAgent: meta.userAgent, requestID: meta.requestID))
+                        method: request.type.rawValue, meta: meta))
             }
         } catch StoreError.conflict {
             throw GatehouseError.authenticatorExists

@@ -88,7 +88,7 @@ public struct IdentitiesFlow: Sendable {
     private func event(_ type: String, userID: UUID, client: String, provider: String?, meta: RequestMeta) -> AuditEvent {
         AuditEvent(
             at: services.clock.now(), type: type, userID: userID, clientID: client, method: provider.map { "social:" + $0 },
-            addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, requestID: meta.requestID)
+            meta: meta)
     }
 
     static func identity(_ credential: CredentialRecord) -> LinkedIdentity? {

@@ -19,13 +19,9 @@ public struct SessionsFlow: Sendable {
             case .local:
                 _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .logout)
             case .others:
-                _ = try await stores.sessions.revokeAll(userID: userID, except: sessionID, at: now, reason: .logoutOthers)
-                // Browsers signed in to the hosted pages end too: single sign-on must not outlive the change.
-                _ = try await stores.browserSessions.revokeAll(userID: userID, at: now)
+                _ = try await stores.endAllSessions(of: userID, except: sessionID, at: now, reason: .logoutOthers)
             case .global:
-                _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .logoutGlobal)
-                // Browsers signed in to the hosted pages end too: single sign-on must not outlive the change.
-                _ = try await stores.browserSessions.revokeAll(userID: userID, at: now)
+                _ = try await stores.endAllSessions(of: userID, at: now, reason: .logoutGlobal)
             }
         }
         await services.hooks.after(event)

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// Checks a user's access token and that its session is still live, so logout takes effect at once.
 public struct BearerAuthenticator: Sendable {

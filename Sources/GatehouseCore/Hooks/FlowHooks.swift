@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import Logging
 
 /// The points in the flows where operator code may take part. Before-points may refuse (with the
 /// same ``ValidationResult`` an app already receives) or change what the flow stores; after-points
@@ -146,8 +147,7 @@ extension CoreServices {
         try await stores.audit.append(
             AuditEvent(
                 at: now, type: event.point.webhookType ?? event.point.rawValue, userID: event.userID, clientID: event.clientID,
-                method: event.method, addressBlock: event.meta.ipAddress.map(LoginThrottle.addressBlock),
-                userAgent: event.meta.userAgent, requestID: event.meta.requestID))
+                method: event.method, meta: event.meta))
         guard let webhooks = hooks.webhooks else { return }
         try await webhooks.enqueue(event, secret: secret, now: now, stores: stores)
     }
@@ -161,8 +161,7 @@ extension CoreServices {
         try await stores.audit.append(
             AuditEvent(
                 at: clock.now(), type: AuditEvent.codeSent, userID: userID, clientID: clientID, method: "\(channel.rawValue)_\(purpose)",
-                account: AuditEvent.account(of: identifier), addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
-                userAgent: meta.userAgent, requestID: meta.requestID))
+                account: AuditEvent.account(of: identifier), meta: meta))
     }
 
     /// Runs a code check, and audits a wrong or spent code as `code.failed` (`method`: channel and
@@ -176,8 +175,7 @@ extension CoreServices {
             await audit(
                 AuditEvent(
                     at: clock.now(), type: AuditEvent.codeFailed, clientID: clientID, method: method, reason: error.code.rawValue,
-                    account: AuditEvent.account(of: identifier), addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock),
-                    userAgent: meta.userAgent, requestID: meta.requestID))
+                    account: AuditEvent.account(of: identifier), meta: meta))
             throw error
         }
     }

@@ -24,7 +24,6 @@ public struct AdminActor: Sendable {
     public func event(_ action: String, at: Date, userID: UUID? = nil, clientID: String? = nil, reason: String? = nil) -> AuditEvent {
         AuditEvent(
             at: at, type: AuditEvent.admin(action), userID: userID, clientID: clientID, method: "admin", reason: reason,
-            addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, actor: name,
-            requestID: meta.requestID)
+            actor: name, meta: meta)
     }
 }

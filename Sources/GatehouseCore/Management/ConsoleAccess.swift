@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// The admin console's sign-in: `gatehouse console link` (on the server's machine, so whoever runs it
 /// already holds the database) makes a one-time link; opening it starts a console session that acts

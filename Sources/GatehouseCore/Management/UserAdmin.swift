@@ -127,8 +127,7 @@ public struct UserAdmin: Sendable {
             user.updatedAt = now
             try await stores.users.update(user)
             if disabled {
-                _ = try await stores.sessions.revokeAll(userID: id, except: nil, at: now, reason: .adminRevoked)
-                _ = try await stores.browserSessions.revokeAll(userID: id, at: now)
+                _ = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked)
             }
             try await stores.audit.append(actor.event(disabled ? "user.disabled" : "user.enabled", at: now, userID: id))
             return user
@@ -140,8 +139,7 @@ public struct UserAdmin: Sendable {
         let now = clock.now()
         return try await persistence.transaction { stores in
             guard try await stores.users.find(id: id) != nil else { throw Self.noSuchUser }
-            let ended = try await stores.sessions.revokeAll(userID: id, except: nil, at: now, reason: .adminRevoked)
-            _ = try await stores.browserSessions.revokeAll(userID: id, at: now)
+            let ended = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked)
             try await stores.audit.append(actor.event("user.signed_out", at: now, userID: id, reason: "\(ended) sessions"))
             return ended
         }

@@ -42,6 +42,16 @@ public struct AuditEvent: Sendable, Hashable {
         self.requestID = requestID.map { String($0.prefix(64)) }
     }
 
+    /// An event a request caused: the caller's address block, user agent and request id come from `meta`.
+    public init(
+        at: Date, type: String, userID: UUID? = nil, clientID: String? = nil, method: String? = nil, reason: String? = nil,
+        account: String? = nil, actor: String? = nil, meta: RequestMeta
+    ) {
+        self.init(
+            at: at, type: type, userID: userID, clientID: clientID, method: method, reason: reason, account: account,
+            addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, actor: actor, requestID: meta.requestID)
+    }
+
     public static let signInFailed = "sign_in.failed"
     public static let signInThrottled = "sign_in.throttled"
     public static let refreshTokenReused = "refresh_token.reused"

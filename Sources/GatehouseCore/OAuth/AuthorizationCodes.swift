@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseAPI
+import Logging
 
 /// Authorization codes (RFC 6749 §4.1) for the deep link back into the app: single use, one minute,
 /// bound to client and redirect URI, with PKCE (RFC 7636) checked at the exchange.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import Logging
 
 /// `grant_type=refresh_token`: rotation on every use, a short grace for retries, theft detection after it.
 public struct RefreshFlow: Sendable {
@@ -60,8 +61,7 @@ public struct RefreshFlow: Sendable {
             try await stores.audit.append(
                 AuditEvent(
                     at: now, type: AuditEvent.refreshTokenReused, userID: session.userID, clientID: client.id, method: "refresh_token",
-                    reason: "session_revoked", addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent,
-                    requestID: meta.requestID))
+                    reason: "session_revoked", meta: meta))
             return .reuseDetected
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// Which of a client's required profile fields a user still lacks.
 public enum RequiredFieldsPolicy {

@@ -181,8 +181,7 @@ public struct FlowRunner: Sendable {
             AuditEvent(
                 at: now, type: AuditEvent.signInFailed, userID: credential.userID, clientID: removal.clientID, method: removal.method,
                 reason: exhausted ? "device_deregistered" : "authenticator_rejected",
-                account: removal.identifier.map(AuditEvent.account(of:)), addressBlock: removal.meta.ipAddress.map(LoginThrottle.addressBlock),
-                userAgent: removal.meta.userAgent, requestID: removal.meta.requestID))
+                account: removal.identifier.map(AuditEvent.account(of:)), meta: removal.meta))
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
             "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])

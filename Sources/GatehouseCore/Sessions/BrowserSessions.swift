@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// A signed-in browser, as the session cookie proves it.
 public struct BrowserPrincipal: Sendable {

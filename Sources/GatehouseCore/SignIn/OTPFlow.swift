@@ -148,9 +148,7 @@ public struct OTPFlow: Sendable {
             }
             if firstProof && !isNew {
                 try await password.removePassword(of: signedIn.id, stores: stores)
-                _ = try await stores.sessions.revokeAll(userID: signedIn.id, except: nil, at: now, reason: .passwordChanged)
-                // Browsers signed in to the hosted pages end too: single sign-on must not outlive the change.
-                _ = try await stores.browserSessions.revokeAll(userID: signedIn.id, at: now)
+                _ = try await stores.endAllSessions(of: signedIn.id, at: now, reason: .passwordChanged)
                 signedIn.hasPassword = false
             }
             signedIn.lastLoginAt = now

@@ -88,9 +88,7 @@ public struct RecoveryFlow: Sendable {
                 user.hasPassword = false
                 try await stores.users.update(user)
                 try await password.removePassword(of: user.id, stores: stores)
-                _ = try await stores.sessions.revokeAll(userID: user.id, except: nil, at: now, reason: .passwordChanged)
-                // Browsers signed in to the hosted pages end too: single sign-on must not outlive the change.
-                _ = try await stores.browserSessions.revokeAll(userID: user.id, at: now)
+                _ = try await stores.endAllSessions(of: user.id, at: now, reason: .passwordChanged)
             }
             try await services.recordEvent(
                 HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta),
@@ -141,9 +139,7 @@ public struct RecoveryFlow: Sendable {
                 try await stores.users.update(verified)
             }
             try await strategy.setPassword(hash: hash, for: user, now: now, stores: stores)
-            _ = try await stores.sessions.revokeAll(userID: userID, except: nil, at: now, reason: .passwordChanged)
-            // Browsers signed in to the hosted pages end too: single sign-on must not outlive the change.
-            _ = try await stores.browserSessions.revokeAll(userID: userID, at: now)
+            _ = try await stores.endAllSessions(of: userID, at: now, reason: .passwordChanged)
             try await throttle.clear(email: user.email ?? "", ip: meta.ipAddress, stores: stores)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(

@@ -46,7 +46,7 @@ public struct SecondFactorFlow: Sendable {
             await services.audit(
                 AuditEvent(
                     at: now, type: AuditEvent.signInFailed, userID: userID, clientID: client.id, method: factor.id, reason: "invalid_code",
-                    addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, requestID: meta.requestID))
+                    meta: meta))
             throw GatehouseError.invalidCode(remaining: max(Self.maxAttempts - attempt.count, 0))
         }
         let authentication = pending.authentication.completed(with: factor)

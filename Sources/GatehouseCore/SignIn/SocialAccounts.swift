@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseAPI
+import Logging
 
 /// The account rules of social sign-in, the same for a native token and the web flow. The federated
 /// identity is a credential of type `oidc` whose identifier is `provider:subject`: stable even when
@@ -37,8 +38,7 @@ struct SocialAccounts: Sendable {
             await services.audit(
                 AuditEvent(
                     at: services.clock.now(), type: AuditEvent.signInFailed, clientID: client.id, method: "social:" + provider.id,
-                    reason: "\(error)", addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent,
-                    requestID: meta.requestID))
+                    reason: "\(error)", meta: meta))
             throw GatehouseError.invalidProviderToken
         } catch let error as GatehouseError {
             throw error

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseAPI
+import Logging
 
 /// Social sign-in through the browser (a web app, or a native app's `ASWebAuthenticationSession`):
 ///

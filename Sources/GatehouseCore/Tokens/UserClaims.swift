@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 
 /// The OpenID Connect standard claims about a user (OIDC Core §5.1) that the granted scopes release
 /// (§5.4): `profile` the name, picture, birthdate, locale; `email` the address; `phone` the number.

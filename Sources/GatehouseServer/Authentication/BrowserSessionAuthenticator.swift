@@ -11,3 +11,11 @@ struct BrowserSessionAuthenticator: RequestAuthenticator {
         return try await sessions.authenticate(cookieValue: value).map(Identity.browser)
     }
 }
+
+extension AppRequestContext {
+    /// The signed-in browser, on the routes that stack ``BrowserSessionAuthenticator``.
+    var browser: BrowserPrincipal? {
+        if case .browser(let principal) = identity { return principal }
+        return nil
+    }
+}

@@ -34,7 +34,7 @@ struct ConsoleRoutes: Sendable {
         self.clock = services.clock
         self.templates = templates
         self.secret = services.secret
-        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.secureCookies = services.settings.secureCookies
     }
 
     // MARK: Signing in

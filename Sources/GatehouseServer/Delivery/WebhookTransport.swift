@@ -4,6 +4,7 @@ import GatehouseCore
 import Metrics
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 /// Posts webhooks from the outbox, signed per Standard Webhooks with every current secret of the
 /// endpoint. Any answer but 2xx is retried by the outbox with backoff, except 410 Gone (the receiver

@@ -20,11 +20,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             var response = renderer.render(.methodNotAllowed, request: request)
             response.headers[.allow] = refusal.allowHeader
             return response
-        } catch let redirectable as RedirectableError {
-            if let redirects = renderer as? RedirectErrorRenderer {
-                return redirects.render(redirectable, request: request)
-            }
-            return renderer.render(redirectable.error, request: request)
         } catch {
             return renderer.render(Self.normalize(error, path: request.uri.path, logger: context.logger), request: request)
         }

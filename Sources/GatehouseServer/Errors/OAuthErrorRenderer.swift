@@ -4,6 +4,7 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// RFC 6749 §5.2 error bodies for the `/oauth` endpoints.
 struct OAuthErrorRenderer: ErrorRenderer {

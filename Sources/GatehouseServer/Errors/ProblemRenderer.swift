@@ -4,6 +4,7 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// RFC 9457 problem documents, the shape of every `/v1` error.
 struct ProblemRenderer: ErrorRenderer {

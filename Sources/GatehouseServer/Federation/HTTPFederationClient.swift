@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import GatehouseCore
 import NIOCore
+import NIOFoundationEssentialsCompat
 import NIOHTTP1
 
 /// Talks to providers: https only (http to this machine, for tests and sidecars), no redirects, 5 s

@@ -1,3 +1,4 @@
+import GatehouseAPI
 import GatehouseCore
 import Hummingbird
 import NIOCore

@@ -77,3 +77,9 @@ enum FlowBindingCookie {
         SetCookie(name: name, value: value, path: "/", maxAge: maxAge, sameSite: .lax, secure: secure).headerValue
     }
 }
+
+extension CoreSettings {
+    /// The one decision whether cookies are `Secure`: when the public address is https. Behind a TLS
+    /// proxy the public URL says https even though this process speaks plain HTTP.
+    var secureCookies: Bool { publicURL.hasPrefix("https://") }
+}

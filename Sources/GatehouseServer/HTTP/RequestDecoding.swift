@@ -3,6 +3,7 @@ import GatehouseAPI
 import GatehouseCore
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// JSON and form bodies, with the contract's answers for every way a body can be wrong: 415 for other
 /// content types, 413 past 1 MiB, 400 for malformed JSON or invalid UTF-8, 422 for missing fields,

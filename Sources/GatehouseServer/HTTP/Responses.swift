@@ -4,6 +4,7 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 
 /// Building successful responses: JSON bodies and raw documents. Errors are the renderers' (`Errors/`).
 enum Responses {

@@ -6,6 +6,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 /// A before-hook on the operator's HTTP endpoint. It receives the event as JSON (signed like a webhook
 /// when it has a secret) and answers `{"decision": "allow"}`, `{"decision": "deny", "message": …,

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import NIOCore
+import NIOHTTP1
 
 /// The HTTP client of hooks and webhooks: redirects are refused (a hook that answers 3xx has failed;
 /// following it could lead a request carrying user data anywhere) and connecting is bounded.

@@ -3,6 +3,7 @@ import GatehouseAPI
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOFoundationEssentialsCompat
 
 /// `gatehouse hooks sample-endpoint`: a hook that allows everything (adding the given claims at token
 /// issue) and a webhook receiver that takes everything, to try the contract against and to measure a

@@ -30,7 +30,7 @@ struct AuthorizeRoutes: Sendable {
         self.pages = HostedPages(catalog: catalog)
         self.sessions = services.browserSessions
         self.secret = services.secret
-        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.secureCookies = services.settings.secureCookies
         self.flowLifetime = Int(services.settings.flowLifetime)
         self.sessionLifetime = Int(services.settings.browserSessionLifetime)
         self.minPasswordLength = services.settings.passwordPolicy.minLength
@@ -48,7 +48,7 @@ struct AuthorizeRoutes: Sendable {
         let parameters = try FormBody.fields(Array((request.uri.query ?? "").utf8))
         let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
         let binding = binding(request).0
-        let browser = try await currentBrowser(request)
+        let browser = context.browser
         do {
             switch try await flow.begin(parameters, browser: browser, binding: binding, meta: context.meta) {
             case .respond(let answer):
@@ -70,7 +70,7 @@ struct AuthorizeRoutes: Sendable {
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let id = try flowID(context)
         guard let binding = Cookies(request)[Self.bindingCookie] else { return expired(request) }
-        let browser = try await currentBrowser(request)
+        let browser = context.browser
         let page = try await flow.page(id, binding: binding, browser: browser)
         let lang = pages.language(uiLocales: page.request.uiLocales, request: request)
         // A provider's sign-in that failed comes back here with its error code.
@@ -87,7 +87,7 @@ struct AuthorizeRoutes: Sendable {
         guard let binding = Cookies(request)[Self.bindingCookie], let sent = fields["csrf"],
             Secrets.constantTimeEquals(csrf(id, binding), sent)
         else { return expired(request) }
-        let browser = try await currentBrowser(request)
+        let browser = context.browser
         let meta = context.meta
         do {
             switch action {
@@ -353,10 +353,6 @@ struct AuthorizeRoutes: Sendable {
         FlowBindingCookie.binding(request, maxAge: max(flowLifetime, 3600), secure: secureCookies)
     }
 
-    func currentBrowser(_ request: Request) async throws -> BrowserPrincipal? {
-        guard let value = Cookies(request)[BrowserSessionCookie.name] else { return nil }
-        return try await sessions.authenticate(cookieValue: value)
-    }
 
     private func redirect(to id: UUID, cookies: [String] = []) -> Response {
         var response = PageResponses.redirect(to: URL(string: "/authorize/\(id.uuidString.lowercased())")!)

@@ -21,7 +21,7 @@ struct LogoutRoutes: Sendable {
         self.sessions = services.browserSessions
         self.pages = HostedPages(catalog: catalog)
         self.secret = services.secret
-        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.secureCookies = services.settings.secureCookies
     }
 
     /// What the request asks, checked: the client (from the hint or `client_id`) and where to go after.
@@ -51,7 +51,7 @@ struct LogoutRoutes: Sendable {
             return pages.error(lang: lang, headingKey: refused.heading, detailKey: refused.detail, status: .badRequest)
         }
         let cookie = Cookies(request)[BrowserSessionCookie.name]
-        let browser = try await cookie.asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }
+        let browser = context.browser
         if let browser, let cookie {
             // The hint names this browser's user: the client asks for its own user's logout. Anything
             // else (no hint, another user's) asks the user first, so a link cannot sign anyone out.

@@ -7,16 +7,14 @@ import Hummingbird
 /// `POST /v1/web-session` (the app asks) and `GET /web-session` (the browser opens it).
 struct WebSessionRoutes: Sendable {
     let flow: WebSessionFlow
-    let sessions: BrowserSessions
     let pages: HostedPages
     let secureCookies: Bool
     let sessionLifetime: Int
 
     init(services: CoreServices, catalog: TemplateCatalog) {
         self.flow = WebSessionFlow(services: services)
-        self.sessions = services.browserSessions
         self.pages = HostedPages(catalog: catalog)
-        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.secureCookies = services.settings.secureCookies
         self.sessionLifetime = Int(services.settings.browserSessionLifetime)
     }
 
@@ -31,7 +29,7 @@ struct WebSessionRoutes: Sendable {
         guard let token = (try request.queryFields())["token"], !token.isEmpty else {
             return pages.error(lang: lang, headingKey: "error_bad_request_title", detailKey: "error_bad_request", status: .badRequest)
         }
-        let current = try await Cookies(request)[BrowserSessionCookie.name].asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }
+        let current = context.browser
         do {
             let (target, cookie) = try await flow.open(token: String(token), current: current?.session, meta: context.meta)
             guard let url = URL(string: target) else { throw GatehouseError.badRequest("The target is not a URL.") }

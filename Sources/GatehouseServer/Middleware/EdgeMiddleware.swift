@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import HTTPTypes
 import Hummingbird

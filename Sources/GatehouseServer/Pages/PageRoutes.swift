@@ -20,7 +20,7 @@ struct PageRoutes: Sendable {
         self.catalog = catalog
         self.secret = services.secret
         self.passwordPolicy = services.settings.passwordPolicy
-        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.secureCookies = services.settings.secureCookies
     }
 
     static let csrfCookie = "gh_csrf"

@@ -1,8 +1,10 @@
 import Foundation
 import GatehouseAPI
 import GatehouseCore
+import GatehouseStore
 import HTTPTypes
 import Hummingbird
+import Logging
 
 /// Health, metrics and the API description.
 struct OperationsRoutes: Sendable {

@@ -153,20 +153,25 @@ struct Routes {
         // The browser's social sign-in: a failure before the flow is proved this browser's is a page,
         // never a redirect (nothing proves whose redirect it would be).
         pages.get("v1/social/:provider/start", use: social.start)
-        pages.get("v1/social/:provider/callback", use: social.callback)
         pages.post("v1/social/:provider/callback", use: social.formPostCallback)
+        // Pages that know the signed-in browser: its `gh_session` cookie, when it names a live session,
+        // is the context's identity. No cookie, or a dead one, is no error: the page asks to sign in.
+        let browserPages = router.group()
+            .add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
+            .add(middleware: AuthenticationMiddleware(authenticators: [BrowserSessionAuthenticator(sessions: services.browserSessions)]))
+        browserPages.get("v1/social/:provider/callback", use: social.callback)
         // The hosted sign-in (OpenID Connect): errors before the client's redirect URI is proved are
         // pages; after, the flow answers the client itself.
         let hosted = AuthorizeRoutes(services: services, catalog: server.templates)
-        pages.get("oauth/authorize", use: hosted.authorize)
-        pages.post("oauth/authorize", use: hosted.authorize)
-        pages.get("authorize/:flow", use: hosted.show)
-        pages.post("authorize/:flow/:action", use: hosted.act)
+        browserPages.get("oauth/authorize", use: hosted.authorize)
+        browserPages.post("oauth/authorize", use: hosted.authorize)
+        browserPages.get("authorize/:flow", use: hosted.show)
+        browserPages.post("authorize/:flow/:action", use: hosted.act)
         pages.get("authorize/:flow/social/:provider", use: hosted.social)
         let logout = LogoutRoutes(services: services, catalog: server.templates)
-        pages.get("oauth/logout", use: logout.logout)
-        pages.post("oauth/logout", use: logout.logout)
-        pages.get("web-session", use: webSessions.open)
+        browserPages.get("oauth/logout", use: logout.logout)
+        browserPages.post("oauth/logout", use: logout.logout)
+        browserPages.get("web-session", use: webSessions.open)
 
         let discovery = DiscoveryRoutes(server: server)
         router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)

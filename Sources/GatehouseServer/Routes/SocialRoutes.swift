@@ -9,7 +9,6 @@ import Hummingbird
 struct SocialRoutes: Sendable {
     let flow: SocialSignInFlow
     let web: SocialWebFlow
-    let sessions: BrowserSessions
     let pages: HostedPages
     let secureCookies: Bool
     let sessionLifetime: Int
@@ -17,9 +16,8 @@ struct SocialRoutes: Sendable {
     init(services: CoreServices, catalog: TemplateCatalog) {
         self.flow = SocialSignInFlow(services: services)
         self.web = SocialWebFlow(services: services)
-        self.sessions = services.browserSessions
         self.pages = HostedPages(catalog: catalog)
-        self.secureCookies = services.settings.publicURL.hasPrefix("https://")
+        self.secureCookies = services.settings.secureCookies
         self.sessionLifetime = Int(services.settings.browserSessionLifetime)
     }
 
@@ -59,7 +57,7 @@ struct SocialRoutes: Sendable {
         let cookies = Cookies(request)
         // A sign-in started on the hosted page goes on with this browser's authorize flow and session.
         let binding = cookies[FlowBindingCookie.name]
-        let browser = try await binding == nil ? nil : cookies[BrowserSessionCookie.name].asyncFlatMap { try await sessions.authenticate(cookieValue: $0) }
+        let browser = binding == nil ? nil : context.browser
         let answer = try await web.callback(
             providerID: provider,
             SocialWebFlow.Callback(

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import SQLKit
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 
 // Sessions, refresh chains, browser sessions and persisted flows in memory.
