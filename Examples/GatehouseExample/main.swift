@@ -7,7 +7,7 @@
 import Foundation
 import Gatehouse
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 func argument(_ name: String) -> String? {
@@ -24,8 +24,10 @@ func fail(_ message: String) -> Never {
 guard let url = argument("--url").flatMap(URL.init(string:)), let clientID = argument("--client-id") else {
     fail("usage: gatehouse-example --url URL --client-id ID [--outbox DIR] [--store FILE] | refresh-loop --store FILE --count N")
 }
-let storeURL = URL(fileURLWithPath: argument("--store") ?? FileManager.default.temporaryDirectory
-    .appendingPathComponent("gatehouse-example-\(UUID().uuidString).json").path)
+let storeURL = URL(
+    fileURLWithPath: argument("--store")
+        ?? FileManager.default.temporaryDirectory
+        .appendingPathComponent("gatehouse-example-\(UUID().uuidString).json").path)
 let client = AuthClient(configuration: .init(baseURL: url, clientID: clientID, store: FileSessionStore(url: storeURL)))
 
 if CommandLine.arguments.dropFirst().first == "refresh-loop" {

@@ -21,7 +21,9 @@ public struct BenchIdentityProvider: Sendable {
     /// Writes a new key to `pemFile` (0600) and returns its JWKS, for the server's providers file.
     public static func makeKey(pemFile: String) throws -> String {
         let key = P256.Signing.PrivateKey()
-        guard FileManager.default.createFile(atPath: pemFile, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: pemFile, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown) }
         let raw = key.publicKey.rawRepresentation
         let x = base64URL(raw.prefix(32)), y = base64URL(raw.suffix(32))
@@ -34,7 +36,8 @@ public struct BenchIdentityProvider: Sendable {
         let now = Int(Date().timeIntervalSince1970)
         let subject = "bench-\(pick % max(1, subjects))"
         let header = #"{"alg":"ES256","kid":"bench-key","typ":"JWT"}"#
-        let claims = #"{"aud":"\#(Self.audience)","email":"\#(subject)@idp.example","email_verified":true,"exp":\#(now + 600),"iat":\#(now),"iss":"\#(Self.issuer)","nonce":"\#(nonce)","sub":"\#(subject)"}"#
+        let claims =
+            #"{"aud":"\#(Self.audience)","email":"\#(subject)@idp.example","email_verified":true,"exp":\#(now + 600),"iat":\#(now),"iss":"\#(Self.issuer)","nonce":"\#(nonce)","sub":"\#(subject)"}"#
         let input = Self.base64URL(Data(header.utf8)) + "." + Self.base64URL(Data(claims.utf8))
         let signature = try key.signature(for: Data(input.utf8)).rawRepresentation
         return (input + "." + Self.base64URL(signature), nonce)

@@ -124,7 +124,8 @@ public struct LoadRunner: Sendable {
         var device: BenchDevice?
         if scenario == .device {
             var made = BenchDevice(worker: worker)
-            let registered = try await client.send(target.registerDevice(deviceID: made.deviceID, publicKey: made.publicKey, access: access))
+            let registered = try await client.send(
+                target.registerDevice(deviceID: made.deviceID, publicKey: made.publicKey, access: access))
             guard let id = registered.string("id") else {
                 throw BenchError.setup("device registration answered \(registered.status): \(String(buffer: registered.body).prefix(200))")
             }
@@ -141,7 +142,8 @@ public struct LoadRunner: Sendable {
             // The URL names the server's public address; the bench talks to the address it was given.
             let path = URLComponents(string: url).map { $0.percentEncodedPath + "?" + ($0.percentEncodedQuery ?? "") } ?? url
             let opened = try await client.get(path)
-            guard let cookie = opened.headers["set-cookie"].first(where: { $0.hasPrefix("gh_session=") })?.split(separator: ";").first else {
+            guard let cookie = opened.headers["set-cookie"].first(where: { $0.hasPrefix("gh_session=") })?.split(separator: ";").first
+            else {
                 throw BenchError.setup("web-session link answered \(opened.status) without a browser session")
             }
             browserCookie = String(cookie)
@@ -225,7 +227,8 @@ public struct LoadRunner: Sendable {
             return target.socialToken(provider: BenchIdentityProvider.providerID, idToken: token, nonce: nonce)
         case .socialAccess:
             // The bench's provider answers for any token of this shape: subject N of the seeded count.
-            return target.socialAccessToken(provider: BenchIdentityProvider.accessProviderID, accessToken: "bench-gh-\(pick % max(1, users.count))")
+            return target.socialAccessToken(
+                provider: BenchIdentityProvider.accessProviderID, accessToken: "bench-gh-\(pick % max(1, users.count))")
         case .mixed: preconditionFailure("mixed runs as two phases")
         case .device: preconditionFailure("device runs as two calls")
         case .authorize: preconditionFailure("authorize runs as two calls")
@@ -243,7 +246,9 @@ public struct LoadRunner: Sendable {
 
     /// One PKCE pair for the whole run: the exchange checks it like any other, and no two requests
     /// share a code.
-    static let benchPKCE = (verifier: "bench-verifier-0123456789-abcdefghijklmnopqrstuvwxyz", challenge: "2jWB5HORkKgqnTwY916xUGwDhNNXcfic4GfY6Udgc-4")
+    static let benchPKCE = (
+        verifier: "bench-verifier-0123456789-abcdefghijklmnopqrstuvwxyz", challenge: "2jWB5HORkKgqnTwY916xUGwDhNNXcfic4GfY6Udgc-4"
+    )
 
     /// A challenge and its signed answer; a refused challenge is the answer.
     private func deviceSignIn(_ device: BenchDevice) async throws -> BenchClient.Answer {
@@ -292,6 +297,8 @@ final class ProgressCounter: Sendable {
 public enum BenchError: Error, CustomStringConvertible {
     case setup(String)
     public var description: String {
-        switch self { case .setup(let why): "bench set-up failed: \(why)" }
+        switch self {
+        case .setup(let why): "bench set-up failed: \(why)"
+        }
     }
 }

@@ -10,10 +10,13 @@ public enum Report {
         for row in rows {
             let s = row.summary
             lines.append(
-                [pad(row.label, 18, left: true), pad("\(row.connections)", 5), pad(row.rate.map { String(format: "%.0f", $0) } ?? "closed", 6),
-                 pad(String(format: "%.0f", s.throughput), 9), pad("\(s.requests)", 8), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max),
-                 pad("\(s.requests - s.successes)", 7), pad("\(s.transportErrors)", 6)]
-                    .joined(separator: " | "))
+                [
+                    pad(row.label, 18, left: true), pad("\(row.connections)", 5),
+                    pad(row.rate.map { String(format: "%.0f", $0) } ?? "closed", 6),
+                    pad(String(format: "%.0f", s.throughput), 9), pad("\(s.requests)", 8), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max),
+                    pad("\(s.requests - s.successes)", 7), pad("\(s.transportErrors)", 6),
+                ]
+                .joined(separator: " | "))
         }
         return lines.joined(separator: "\n")
     }

@@ -28,7 +28,9 @@ public struct Target: Sendable {
         case .gatehouse:
             (tokenPath, introspectPath, jwksPath, mePath) = ("/oauth/token", "/oauth/introspect", "/.well-known/jwks.json", "/v1/me")
         case .glewlwyd:
-            (tokenPath, introspectPath, jwksPath, mePath) = ("/api/oidc/token", "/api/oidc/introspect", "/api/oidc/jwks", "/api/oidc/userinfo")
+            (tokenPath, introspectPath, jwksPath, mePath) = (
+                "/api/oidc/token", "/api/oidc/introspect", "/api/oidc/jwks", "/api/oidc/userinfo"
+            )
         case .fastapiUsers:
             (tokenPath, introspectPath, jwksPath, mePath) = ("/auth/jwt/login", "", "", "/users/me")
         }
@@ -132,7 +134,9 @@ public struct Target: Sendable {
     }
 
     public func clientCredentials() -> Call {
-        Call(path: tokenPath, body: .form([("grant_type", "client_credentials")] + (scope.map { [("scope", $0)] } ?? [])), basic: confidential)
+        Call(
+            path: tokenPath, body: .form([("grant_type", "client_credentials")] + (scope.map { [("scope", $0)] } ?? [])),
+            basic: confidential)
     }
 
     public var jwks: Call { Call(path: jwksPath, body: .none) }

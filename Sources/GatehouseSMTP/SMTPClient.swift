@@ -225,7 +225,9 @@ public struct SMTPClient: Sendable {
     /// Throws a ``SMTPError/Kind-swift.enum/rejected`` error unless `reply` has one of `codes`.
     ///
     /// Some servers echo the command in error replies, so credential tokens are cut out of the text.
-    private func expect(_ reply: SMTPReply, _ codes: Set<Int>, _ step: SMTPStep, redacting secrets: [String] = [])
+    private func expect(
+        _ reply: SMTPReply, _ codes: Set<Int>, _ step: SMTPStep, redacting secrets: [String] = []
+    )
         throws
     {
         guard !codes.contains(reply.code) else { return }

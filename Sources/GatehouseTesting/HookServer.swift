@@ -44,7 +44,8 @@ public actor HookServer {
         let box = HookServerBox()
         let router = Router()
         // POST for hooks, webhooks and SMS; GET for documents it serves (a provider's keys at `/jwks`).
-        for (method, path) in [(HTTPRequest.Method.post, "/hook"), (.post, "/events"), (.post, "/sms"), (.post, "/other"), (.get, "/jwks")] {
+        for (method, path) in [(HTTPRequest.Method.post, "/hook"), (.post, "/events"), (.post, "/sms"), (.post, "/other"), (.get, "/jwks")]
+        {
             router.on(RouterPath(path), method: method) { request, context -> Response in
                 let data = try await request.body.collect(upTo: 1 << 20)
                 var headers: [String: String] = [:]

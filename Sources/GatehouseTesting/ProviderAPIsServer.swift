@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `scripts/social/provider_apis.py` on 127.0.0.1, in its own process: answers like Facebook's Graph
@@ -90,7 +90,8 @@ public enum NoRedirectHTTP {
 
     final class Refuse: NSObject, URLSessionTaskDelegate, Sendable {
         func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest,
             completionHandler: @escaping @Sendable (URLRequest?) -> Void
         ) { completionHandler(nil) }
     }
@@ -123,7 +124,8 @@ public enum NoRedirectHTTP {
     /// A form POST (`application/x-www-form-urlencoded`).
     public static func form(_ url: URL, _ fields: [(String, String)], headers: [String: String] = [:]) async throws -> Answer {
         try await send(
-            "POST", url, body: Data(FormEncoding.encode(fields).utf8), headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 })
+            "POST", url, body: Data(FormEncoding.encode(fields).utf8),
+            headers: headers.merging(["Content-Type": "application/x-www-form-urlencoded"]) { $1 })
     }
 }
 
@@ -139,12 +141,14 @@ public enum SocialFixtures {
         let base = fake.base
         return [
             [
-                "id": "facebook", "type": "facebook", "client_ids": [facebookApp.0], "client_secret": facebookApp.1, "api_base": base + "/facebook",
+                "id": "facebook", "type": "facebook", "client_ids": [facebookApp.0], "client_secret": facebookApp.1,
+                "api_base": base + "/facebook",
                 "authorization_endpoint": base + "/facebook/dialog/oauth", "token_endpoint": base + "/facebook/oauth/access_token",
             ],
             [
                 "id": "github", "type": "github", "client_ids": [githubApp.0], "client_secret": githubApp.1, "api_base": base + "/github",
-                "authorization_endpoint": base + "/github/login/oauth/authorize", "token_endpoint": base + "/github/login/oauth/access_token",
+                "authorization_endpoint": base + "/github/login/oauth/authorize",
+                "token_endpoint": base + "/github/login/oauth/access_token",
             ],
             [
                 "id": "x", "type": "x", "client_ids": [xApp.0], "client_secret": xApp.1, "api_base": base + "/x",
@@ -165,7 +169,9 @@ public enum SocialFixtures {
             try await fake.putApp(provider, app.0, secret: app.1)
             try await fake.putApp(provider, "other-app", secret: "other-secret")
         }
-        try await fake.putUser("facebook", "ada", ["id": "1001", "name": "Ada Lovelace", "first_name": "Ada", "last_name": "Lovelace", "email": "ada@fb.example"])
+        try await fake.putUser(
+            "facebook", "ada",
+            ["id": "1001", "name": "Ada Lovelace", "first_name": "Ada", "last_name": "Lovelace", "email": "ada@fb.example"])
         try await fake.putUser("github", "octo", ["id": "4242", "name": "Octo Cat", "email": "octo@example.com", "email_verified": true])
         try await fake.putUser("x", "xena", ["id": "77001", "name": "Xena", "email": "xena@example.com"])
         try await fake.putUser("oauth", "olga", ["id": "u-77", "name": "Olga", "email": "olga@example.com", "email_verified": true])

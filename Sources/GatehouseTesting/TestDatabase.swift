@@ -13,8 +13,10 @@ public enum TestDatabase: String, Sendable, CaseIterable, CustomStringConvertibl
     public static let postgresURL: String? = {
         guard let url = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_POSTGRES_URL"], !url.isEmpty else {
             // Visible in the test log, once: these tests are skipped, not passed.
-            FileHandle.standardError.write(Data(
-                "note: GATEHOUSE_TEST_POSTGRES_URL is not set; PostgreSQL variants of the persistence and server tests are skipped.\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "note: GATEHOUSE_TEST_POSTGRES_URL is not set; PostgreSQL variants of the persistence and server tests are skipped.\n"
+                        .utf8))
             return nil
         }
         // The test database is on loopback. Without `sslmode` postgres-kit "prefers" TLS and builds a

@@ -24,7 +24,9 @@ public struct TestIDTokenIssuer: Sendable {
     }
 
     /// Claims a good token carries; tests change what they attack.
-    public func claims(subject: String, audience: String, nonce: String, email: String? = nil, emailVerified: Bool = true, now: Date = Date())
+    public func claims(
+        subject: String, audience: String, nonce: String, email: String? = nil, emailVerified: Bool = true, now: Date = Date()
+    )
         -> [String: any Sendable]
     {
         var claims: [String: any Sendable] = [

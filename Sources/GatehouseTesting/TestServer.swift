@@ -23,7 +23,7 @@ public struct TestServer: Sendable {
     public static func start(
         _ database: TestDatabase = .sqlite, logs: CapturedLogs? = nil,
         transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks(),
-        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
+        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [], clock: TestClock = TestClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let (url, dropDatabase) = try await database.make()
@@ -40,7 +40,6 @@ public struct TestServer: Sendable {
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .critical
         if let logs { logger = logs.logger(label: "gatehouse-test") }
-        let clock = TestClock()
         let mail = CapturedMail()
         let server = try await GatehouseServer.start(
             configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail], hooks: hooks,

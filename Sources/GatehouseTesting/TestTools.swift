@@ -22,6 +22,7 @@ public enum TestTools {
 
     /// Whether `python3` can import every module named.
     public static func pythonHas(_ modules: String...) async throws -> Bool {
-        try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import " + modules.joined(separator: ", ")]).status == 0
+        try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import " + modules.joined(separator: ", ")])
+            .status == 0
     }
 }

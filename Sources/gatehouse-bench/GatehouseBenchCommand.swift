@@ -22,7 +22,8 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-id"), help: "Public client the virtual users sign in with") var clientID = "bench"
     @Option(name: [.customLong("confidential-client"), .customLong("introspect-client")], help: "ID:SECRET of a confidential client")
     var confidentialClient: String?
-    @Option(name: .customLong("scenario"), help: "Scenario to run; repeatable (\(Scenario.allCases.map(\.rawValue).joined(separator: ", ")))")
+    @Option(
+        name: .customLong("scenario"), help: "Scenario to run; repeatable (\(Scenario.allCases.map(\.rawValue).joined(separator: ", ")))")
     var scenarios: [Scenario] = [.jwks, .introspect, .me, .refresh, .login]
     @Option(help: "Concurrent virtual users (one connection each)") var connections = 32
     @Option(help: "Seconds per scenario") var duration = 10.0
@@ -32,7 +33,8 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     @Option(help: "Seeded users to sign in with") var users = 64
     @Option(name: .customLong("social-key"), help: "social: PEM file of the P-256 key whose JWKS the server's provider 'bench' publishes")
     var socialKey: String?
-    @Option(name: .customLong("make-social-key"), help: "Write a new P-256 key to this PEM file, print its JWKS, and exit (for --social-key)")
+    @Option(
+        name: .customLong("make-social-key"), help: "Write a new P-256 key to this PEM file, print its JWKS, and exit (for --social-key)")
     var makeSocialKey: String?
     @Flag(name: .customLong("no-seed"), help: "The users exist already; do not sign them up") var noSeed = false
     @Option(name: .customLong("token-path"), help: "Override the target's token endpoint path") var tokenPath: String?
@@ -75,8 +77,11 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
                 rows += try await runner.run(scenario) { done in
                     let elapsed = max(0.001, Date().timeIntervalSince(started))
                     FileHandle.standardError.write(
-                        Data(String(format: "\r%@: %d requests, %.0f/s, %.0f s left   ", scenario.rawValue, done, Double(done) / elapsed,
-                                    max(0, duration - elapsed)).utf8))
+                        Data(
+                            String(
+                                format: "\r%@: %d requests, %.0f/s, %.0f s left   ", scenario.rawValue, done, Double(done) / elapsed,
+                                max(0, duration - elapsed)
+                            ).utf8))
                 }
                 FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
             }

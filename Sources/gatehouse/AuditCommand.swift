@@ -32,7 +32,9 @@ struct AuditCommand: AsyncParsableCommand {
         if let identifier {
             let trimmed = identifier.trimmingCharacters(in: .whitespaces)
             // Stored the way sign-ins name it: an email lowercased, a phone in E.164.
-            let normalized = (try? Identifier.parse(email: trimmed.contains("@") ? trimmed : nil, phone: trimmed.contains("@") ? nil : trimmed))?.value ?? trimmed.lowercased()
+            let normalized =
+                (try? Identifier.parse(email: trimmed.contains("@") ? trimmed : nil, phone: trimmed.contains("@") ? nil : trimmed))?.value
+                ?? trimmed.lowercased()
             query.account = AuditEvent.account(of: normalized)
         }
         query.type = type

@@ -10,13 +10,16 @@ struct ClientsCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Show.self, Update.self, Delete.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a client and print it as JSON (with its secret, once, for a confidential client).")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a client and print it as JSON (with its secret, once, for a confidential client).")
         @OptionGroup var store: StoreOptions
         @Option(help: "Display name") var name: String
         @Option(help: "Client id (default: random)") var id: String?
         @Option(help: "public or confidential") var type: ClientRecord.Kind = .public
-        @Option(name: .customLong("redirect-uri"), help: "Allowed redirect URI, matched exactly; repeatable") var redirectURIs: [String] = []
-        @Option(name: .customLong("scope"), help: "Allowed scope; repeatable (default: openid profile email offline_access)") var scopes: [String] = []
+        @Option(name: .customLong("redirect-uri"), help: "Allowed redirect URI, matched exactly; repeatable") var redirectURIs: [String] =
+            []
+        @Option(name: .customLong("scope"), help: "Allowed scope; repeatable (default: openid profile email offline_access)") var scopes:
+            [String] = []
         @Option(name: .customLong("set"), help: "KEY=VALUE client setting; repeatable") var settings: [String] = []
 
         func run() async throws {

@@ -8,7 +8,8 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     struct Link: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a one-time link that signs an operator in to the admin console (good for 10 minutes; the session lasts 8 hours).",
+            abstract:
+                "Print a one-time link that signs an operator in to the admin console (good for 10 minutes; the session lasts 8 hours).",
             discussion: """
                 Whoever can run this on the server's machine already holds the database, so the link is the console's \
                 sign-in: no console password to leak or guess. The link and the session are audited under console:NAME.

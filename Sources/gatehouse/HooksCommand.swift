@@ -6,12 +6,14 @@ import Logging
 
 struct HooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "hooks", abstract: "Check the hooks file and try its hooks.", subcommands: [Test.self, Secret.self, SampleEndpoint.self])
+        commandName: "hooks", abstract: "Check the hooks file and try its hooks.",
+        subcommands: [Test.self, Secret.self, SampleEndpoint.self])
 
     struct Test: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send a sample event to every hook of a point and print each verdict.",
-            discussion: "POINT is one of \(HookPoint.beforePoints.map(\.rawValue).joined(separator: ", ")). The sample carries no real user.")
+            discussion:
+                "POINT is one of \(HookPoint.beforePoints.map(\.rawValue).joined(separator: ", ")). The sample carries no real user.")
         @Argument(help: "The hook point") var point: String
         @Option(name: .customLong("hooks-file"), help: "The hooks file (GATEHOUSE_HOOKS_FILE)") var hooksFile: String?
         @Option(name: .customLong("client"), help: "The client id the sample event names") var client = "sample-client"
@@ -21,7 +23,9 @@ struct HooksCommand: AsyncParsableCommand {
             guard let parsed = HookPoint(rawValue: point), HookPoint.beforePoints.contains(parsed) else {
                 throw ValidationError("unknown point \(point); use \(HookPoint.beforePoints.map(\.rawValue).joined(separator: ", "))")
             }
-            guard let path = Env.value(hooksFile, "GATEHOUSE_HOOKS_FILE") else { throw ValidationError("no hooks file: pass --hooks-file or set GATEHOUSE_HOOKS_FILE") }
+            guard let path = Env.value(hooksFile, "GATEHOUSE_HOOKS_FILE") else {
+                throw ValidationError("no hooks file: pass --hooks-file or set GATEHOUSE_HOOKS_FILE")
+            }
             let file: HooksConfiguration
             do { file = try HooksConfiguration.load(path: path) } catch { throw ValidationError("\(error)") }
             let outcomes = await HookTester.run(file, point: parsed, clientID: client, identifier: identifier, logger: cliLogger())
@@ -73,7 +77,8 @@ struct WebhooksCommand: AsyncParsableCommand {
     }
 
     struct Retry: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a dead (or pending) webhook due now, with its attempts reset; it keeps its webhook-id.")
+        static let configuration = CommandConfiguration(
+            abstract: "Make a dead (or pending) webhook due now, with its attempts reset; it keeps its webhook-id.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "Delivery id (the webhook-id without msg_)") var id: String
 

@@ -13,7 +13,8 @@ struct KeysCommand: AsyncParsableCommand {
         do {
             let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
             let clock = SystemWallClock()
-            try await body(KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: clock), persistence: persistence, clock: clock))
+            try await body(
+                KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: clock), persistence: persistence, clock: clock))
         } catch {
             await persistence.shutdown()
             throw error

@@ -31,13 +31,16 @@ struct OutboxCommand: AsyncParsableCommand {
             let persistence = try await store.open(logger: cliLogger())
             let rows: [OutboxMessage]
             do {
-                rows = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).list(status: filter, channel: channel, limit: limit)
+                rows = try await OutboxAdmin(persistence: persistence, clock: SystemWallClock()).list(
+                    status: filter, channel: channel, limit: limit)
             } catch {
                 await persistence.shutdown()
                 throw error
             }
             await persistence.shutdown()
-            print("id                                   status   attempts kind              channel recipient                      created_at           last_error")
+            print(
+                "id                                   status   attempts kind              channel recipient                      created_at           last_error"
+            )
             let iso = ISO8601DateFormatter()
             for row in rows {
                 let columns = [

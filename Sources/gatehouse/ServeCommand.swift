@@ -13,74 +13,133 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Address to listen on (GATEHOUSE_HOST; default 127.0.0.1)") var host: String?
     @Option(help: "Port to listen on (GATEHOUSE_PORT; default 8080)") var port: Int?
-    @Option(name: .customLong("public-url"), help: "Issuer and base of every link in mail (GATEHOUSE_PUBLIC_URL; default http://127.0.0.1:8080)")
+    @Option(
+        name: .customLong("public-url"), help: "Issuer and base of every link in mail (GATEHOUSE_PUBLIC_URL; default http://127.0.0.1:8080)"
+    )
     var publicURL: String?
     @OptionGroup var store: StoreOptions
-    @Option(name: .customLong("smtp-url"), help: "smtp://[user:pass@]host:port or smtps://…; unset = development outbox (GATEHOUSE_SMTP_URL)")
+    @Option(
+        name: .customLong("smtp-url"), help: "smtp://[user:pass@]host:port or smtps://…; unset = development outbox (GATEHOUSE_SMTP_URL)")
     var smtpURL: String?
     @Option(name: .customLong("mail-from"), help: "Sender address (GATEHOUSE_MAIL_FROM; default 'Gatehouse <no-reply@localhost>')")
     var mailFrom: String?
-    @Option(name: .customLong("sms-url"), help: "HTTP endpoint receiving {\"to\",\"body\"} JSON posts; unset = development outbox (GATEHOUSE_SMS_URL)")
+    @Option(
+        name: .customLong("sms-url"),
+        help: "HTTP endpoint receiving {\"to\",\"body\"} JSON posts; unset = development outbox (GATEHOUSE_SMS_URL)")
     var smsURL: String?
     @Option(name: .customLong("outbox-dir"), help: "Where the development outbox writes messages (GATEHOUSE_OUTBOX_DIR; default ./outbox)")
     var outboxDir: String?
-    @Option(name: .customLong("templates-dir"), help: "Directory of mail and page templates overriding the bundled ones, LANG/NAME.mustache (GATEHOUSE_TEMPLATES_DIR)")
+    @Option(
+        name: .customLong("templates-dir"),
+        help: "Directory of mail and page templates overriding the bundled ones, LANG/NAME.mustache (GATEHOUSE_TEMPLATES_DIR)")
     var templatesDir: String?
-    @Option(name: .customLong("hooks-file"), help: "JSON file of before-hooks (HTTP endpoints asked at sign-up, login, recovery, verification, token issue and profile update) and signed webhooks; see docs/hooks.md (GATEHOUSE_HOOKS_FILE)")
+    @Option(
+        name: .customLong("hooks-file"),
+        help:
+            "JSON file of before-hooks (HTTP endpoints asked at sign-up, login, recovery, verification, token issue and profile update) and signed webhooks; see docs/hooks.md (GATEHOUSE_HOOKS_FILE)"
+    )
     var hooksFile: String?
 
-    @Option(name: .customLong("social-file"), help: "JSON file of social providers (apple, google, facebook, github, linkedin, x, oidc, oauth2): their tokens and web sign-in; see the README (GATEHOUSE_SOCIAL_FILE)")
+    @Option(
+        name: .customLong("social-file"),
+        help:
+            "JSON file of social providers (apple, google, facebook, github, linkedin, x, oidc, oauth2): their tokens and web sign-in; see the README (GATEHOUSE_SOCIAL_FILE)"
+    )
     var socialFile: String?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
+    @Option(
+        name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error, critical (GATEHOUSE_LOG_LEVEL; default info)")
     var logLevel: String?
     @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
     var logFormat: String?
     @OptionGroup var argon2: Argon2Options
-    @Option(name: .customLong("hashing-queue"), help: "Password hashes allowed to wait before logins get 503 (GATEHOUSE_HASHING_QUEUE; default 64)")
+    @Option(
+        name: .customLong("hashing-queue"),
+        help: "Password hashes allowed to wait before logins get 503 (GATEHOUSE_HASHING_QUEUE; default 64)")
     var hashingQueue: Int?
-    @Option(name: .customLong("refresh-grace"), help: "Seconds a rotated refresh token still yields the same successor (GATEHOUSE_REFRESH_GRACE; default 10)")
+    @Option(
+        name: .customLong("refresh-grace"),
+        help: "Seconds a rotated refresh token still yields the same successor (GATEHOUSE_REFRESH_GRACE; default 10)")
     var refreshGrace: Double?
-    @Option(name: .customLong("max-failures-per-account"), help: "Failed logins per account from one address block per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT; default 10)")
+    @Option(
+        name: .customLong("max-failures-per-account"),
+        help: "Failed logins per account from one address block per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT; default 10)")
     var maxFailuresPerAccount: Int?
-    @Option(name: .customLong("max-failures-per-account-total"), help: "Failed logins per account from all addresses per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT_TOTAL; default 100)")
+    @Option(
+        name: .customLong("max-failures-per-account-total"),
+        help: "Failed logins per account from all addresses per window before 429 (GATEHOUSE_MAX_FAILURES_PER_ACCOUNT_TOTAL; default 100)")
     var maxFailuresPerAccountTotal: Int?
-    @Option(name: .customLong("max-failures-per-ip"), help: "Failed logins per IP per window before 429 (GATEHOUSE_MAX_FAILURES_PER_IP; default 50)")
+    @Option(
+        name: .customLong("max-failures-per-ip"),
+        help: "Failed logins per IP per window before 429 (GATEHOUSE_MAX_FAILURES_PER_IP; default 50)")
     var maxFailuresPerIP: Int?
     @Option(name: .customLong("failure-window"), help: "Seconds of the failed-login window (GATEHOUSE_FAILURE_WINDOW; default 900)")
     var failureWindow: Double?
-    @Option(name: .customLong("max-signups-per-ip"), help: "Sign-ups per IP per window before 429 (GATEHOUSE_MAX_SIGNUPS_PER_IP; default 30)")
+    @Option(
+        name: .customLong("max-signups-per-ip"), help: "Sign-ups per IP per window before 429 (GATEHOUSE_MAX_SIGNUPS_PER_IP; default 30)")
     var maxSignupsPerIP: Int?
     @Option(name: .customLong("code-ttl"), help: "Seconds a one-time code is valid (GATEHOUSE_CODE_TTL; default 600)")
     var codeTTL: Int?
     @Option(name: .customLong("code-attempts"), help: "Attempts per one-time code (GATEHOUSE_CODE_ATTEMPTS; default 5)")
     var codeAttempts: Int?
-    @Option(name: .customLong("verification-link-ttl"), help: "Seconds a verification link is valid (GATEHOUSE_VERIFICATION_LINK_TTL; default 86400)")
+    @Option(
+        name: .customLong("verification-link-ttl"),
+        help: "Seconds a verification link is valid (GATEHOUSE_VERIFICATION_LINK_TTL; default 86400)")
     var verificationLinkTTL: Int?
     @Option(name: .customLong("recovery-link-ttl"), help: "Seconds a recovery link is valid (GATEHOUSE_RECOVERY_LINK_TTL; default 3600)")
     var recoveryLinkTTL: Int?
-    @Option(name: .customLong("send-cooldown"), help: "Seconds between two verification or recovery mails to one address (GATEHOUSE_SEND_COOLDOWN; default 60)")
+    @Option(
+        name: .customLong("send-cooldown"),
+        help: "Seconds between two verification or recovery mails to one address (GATEHOUSE_SEND_COOLDOWN; default 60)")
     var sendCooldown: Int?
-    @Option(name: .customLong("otp-sends-per-hour"), help: "One-time codes one email or phone may be sent per hour (GATEHOUSE_OTP_SENDS_PER_HOUR; default 10)")
+    @Option(
+        name: .customLong("otp-sends-per-hour"),
+        help: "One-time codes one email or phone may be sent per hour (GATEHOUSE_OTP_SENDS_PER_HOUR; default 10)")
     var otpSendsPerHour: Int?
-    @Option(name: .customLong("identifier-status-per-minute"), help: "Identifier status look-ups per IP per minute (GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE; default 30)")
+    @Option(
+        name: .customLong("identifier-status-per-minute"),
+        help: "Identifier status look-ups per IP per minute (GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE; default 30)")
     var identifierStatusPerMinute: Int?
-    @Option(name: .customLong("rate-limits"), help: ArgumentHelp(
-        "Request-rate limits as NAME=COUNT/SECONDS or NAME=off, comma-separated; * names all (GATEHOUSE_RATE_LIMITS). Per client address block unless named otherwise. Defaults: \(RateLimitPolicy().description)",
-        valueName: "spec"))
+    @Option(
+        name: .customLong("rate-limits"),
+        help: ArgumentHelp(
+            "Request-rate limits as NAME=COUNT/SECONDS or NAME=off, comma-separated; * names all (GATEHOUSE_RATE_LIMITS). Per client address block unless named otherwise. Defaults: \(RateLimitPolicy().description)",
+            valueName: "spec"))
     var rateLimits: String?
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing before it is closed (GATEHOUSE_IDLE_TIMEOUT; default 60)")
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: "Seconds a connection may send nothing before it is closed (GATEHOUSE_IDLE_TIMEOUT; default 60)")
     var idleTimeout: Int?
-    @Option(name: .customLong("metrics-token"), help: "Bearer token /metrics requires (GATEHOUSE_METRICS_TOKEN); without one /metrics answers only loopback callers that came through no proxy")
+    @Option(
+        name: .customLong("metrics-token"),
+        help:
+            "Bearer token /metrics requires (GATEHOUSE_METRICS_TOKEN); without one /metrics answers only loopback callers that came through no proxy"
+    )
     var metricsToken: String?
-    @Option(name: .customLong("cleanup-interval"), help: "Seconds between two clean-ups of expired codes, counters, flows, ended sessions and sent mail (GATEHOUSE_CLEANUP_INTERVAL; default 600; 0 turns it off)")
+    @Option(
+        name: .customLong("cleanup-interval"),
+        help:
+            "Seconds between two clean-ups of expired codes, counters, flows, ended sessions and sent mail (GATEHOUSE_CLEANUP_INTERVAL; default 600; 0 turns it off)"
+    )
     var cleanupInterval: Int?
-    @Option(name: .customLong("audit-retention-days"), help: "Days the audit log keeps security events before the clean-up deletes them (GATEHOUSE_AUDIT_RETENTION_DAYS; default 90)")
+    @Option(
+        name: .customLong("audit-retention-days"),
+        help: "Days the audit log keeps security events before the clean-up deletes them (GATEHOUSE_AUDIT_RETENTION_DAYS; default 90)")
     var auditRetentionDays: Int?
-    @Flag(name: .customLong("trust-forwarded-for"), help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
+    @Flag(
+        name: .customLong("trust-forwarded-for"),
+        help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
     var trustForwardedFor = false
-    @Flag(name: .customLong("allow-issuer-change"), help: "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)")
+    @Flag(
+        name: .customLong("allow-issuer-change"),
+        help:
+            "Record this node's public URL as the database's token issuer even though another one is recorded; every signed-in user must sign in again (GATEHOUSE_ALLOW_ISSUER_CHANGE=1)"
+    )
     var allowIssuerChange = false
-    @Flag(name: .customLong("dev-outbox"), help: "Development: write mail and text messages to the outbox directory (and their codes to the log) when GATEHOUSE_SMTP_URL / GATEHOUSE_SMS_URL are unset. Without it unsent mail waits in the outbox and SMS sign-in is refused (GATEHOUSE_DEV_OUTBOX=1)")
+    @Flag(
+        name: .customLong("dev-outbox"),
+        help:
+            "Development: write mail and text messages to the outbox directory (and their codes to the log) when GATEHOUSE_SMTP_URL / GATEHOUSE_SMS_URL are unset. Without it unsent mail waits in the outbox and SMS sign-in is refused (GATEHOUSE_DEV_OUTBOX=1)"
+    )
     var devOutbox = false
 
     func resolve() throws -> ServerConfiguration {
@@ -108,15 +167,21 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let v = try int(maxFailuresPerAccount.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT") { c.maxFailuresPerAccount = v }
         if let v = try int(maxFailuresPerIP.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_IP") { c.maxFailuresPerIP = v }
-        if let v = try int(maxFailuresPerAccountTotal.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT_TOTAL") { c.maxFailuresPerAccountTotal = v }
+        if let v = try int(maxFailuresPerAccountTotal.map(String.init), "GATEHOUSE_MAX_FAILURES_PER_ACCOUNT_TOTAL") {
+            c.maxFailuresPerAccountTotal = v
+        }
         if let v = try int(maxSignupsPerIP.map(String.init), "GATEHOUSE_MAX_SIGNUPS_PER_IP") { c.maxSignupsPerIP = v }
         if let v = try int(codeTTL.map(String.init), "GATEHOUSE_CODE_TTL") { c.codeTTL = TimeInterval(max(30, v)) }
         if let v = try int(codeAttempts.map(String.init), "GATEHOUSE_CODE_ATTEMPTS") { c.codeAttempts = max(1, v) }
-        if let v = try int(verificationLinkTTL.map(String.init), "GATEHOUSE_VERIFICATION_LINK_TTL") { c.verificationLinkTTL = TimeInterval(max(60, v)) }
+        if let v = try int(verificationLinkTTL.map(String.init), "GATEHOUSE_VERIFICATION_LINK_TTL") {
+            c.verificationLinkTTL = TimeInterval(max(60, v))
+        }
         if let v = try int(recoveryLinkTTL.map(String.init), "GATEHOUSE_RECOVERY_LINK_TTL") { c.recoveryLinkTTL = TimeInterval(max(60, v)) }
         if let v = try int(sendCooldown.map(String.init), "GATEHOUSE_SEND_COOLDOWN") { c.sendCooldown = TimeInterval(v) }
         if let v = try int(otpSendsPerHour.map(String.init), "GATEHOUSE_OTP_SENDS_PER_HOUR") { c.otpSendsPerHour = max(1, v) }
-        if let v = try int(identifierStatusPerMinute.map(String.init), "GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE") { c.identifierStatusPerMinute = max(1, v) }
+        if let v = try int(identifierStatusPerMinute.map(String.init), "GATEHOUSE_IDENTIFIER_STATUS_PER_MINUTE") {
+            c.identifierStatusPerMinute = max(1, v)
+        }
         if let v = try int(idleTimeout.map(String.init), "GATEHOUSE_IDLE_TIMEOUT") { c.idleTimeout = TimeInterval(max(1, v)) }
         if let v = try int(cleanupInterval.map(String.init), "GATEHOUSE_CLEANUP_INTERVAL") { c.cleanupInterval = TimeInterval(v) }
         if let v = try int(auditRetentionDays.map(String.init), "GATEHOUSE_AUDIT_RETENTION_DAYS") { c.auditRetentionDays = max(1, v) }
@@ -160,7 +225,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         logger.info(
             "Gatehouse listening",
-            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\((try? DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase))?.description ?? "?")"])
+            metadata: [
+                "address": "\(configuration.host):\(configuration.port)",
+                "database":
+                    "\((try? DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase))?.description ?? "?")",
+            ])
         let app = server.makeApplication()
         do {
             try await app.runService()

@@ -6,10 +6,17 @@ import Logging
 
 /// The options every command that opens the database shares.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "sqlite:///path/file.sqlite or postgres://user:pass@host:port/db (GATEHOUSE_DATABASE_URL; default sqlite://./gatehouse.sqlite)")
+    @Option(
+        name: .customLong("database-url"),
+        help:
+            "sqlite:///path/file.sqlite or postgres://user:pass@host:port/db (GATEHOUSE_DATABASE_URL; default sqlite://./gatehouse.sqlite)")
     var databaseURL: String?
 
-    @Option(name: .customLong("secret-file"), help: "File with the server secret that encrypts signing keys; created 0600 if missing (GATEHOUSE_SECRET_FILE; default ./gatehouse.secret)")
+    @Option(
+        name: .customLong("secret-file"),
+        help:
+            "File with the server secret that encrypts signing keys; created 0600 if missing (GATEHOUSE_SECRET_FILE; default ./gatehouse.secret)"
+    )
     var secretFile: String?
 
     var resolvedDatabaseURL: String { Env.value(databaseURL, "GATEHOUSE_DATABASE_URL") ?? "sqlite://./gatehouse.sqlite" }

@@ -101,7 +101,9 @@ extension UsersCommand {
         @OptionGroup var store: StoreOptions
         @Argument(help: "User id") var user: UserID
         func run() async throws {
-            try await withUserAdmin(store) { admin in try printJSON(try await admin.setDisabled(id: user.id, true, actor: .commandLine).wire) }
+            try await withUserAdmin(store) { admin in
+                try printJSON(try await admin.setDisabled(id: user.id, true, actor: .commandLine).wire)
+            }
         }
     }
 
@@ -110,16 +112,21 @@ extension UsersCommand {
         @OptionGroup var store: StoreOptions
         @Argument(help: "User id") var user: UserID
         func run() async throws {
-            try await withUserAdmin(store) { admin in try printJSON(try await admin.setDisabled(id: user.id, false, actor: .commandLine).wire) }
+            try await withUserAdmin(store) { admin in
+                try printJSON(try await admin.setDisabled(id: user.id, false, actor: .commandLine).wire)
+            }
         }
     }
 
     struct SignOut: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "End every session and browser session of a user.")
+        static let configuration = CommandConfiguration(
+            commandName: "sign-out", abstract: "End every session and browser session of a user.")
         @OptionGroup var store: StoreOptions
         @Argument(help: "User id") var user: UserID
         func run() async throws {
-            try await withUserAdmin(store) { admin in print(#"{"revoked_sessions": \#(try await admin.signOut(id: user.id, actor: .commandLine))}"#) }
+            try await withUserAdmin(store) { admin in
+                print(#"{"revoked_sessions": \#(try await admin.signOut(id: user.id, actor: .commandLine))}"#)
+            }
         }
     }
 

@@ -6,7 +6,8 @@ import GatehouseStore
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Manage user accounts.", subcommands: [
+        commandName: "users", abstract: "Manage user accounts.",
+        subcommands: [
             List.self, Show.self, Sessions.self, Export.self, Disable.self, Enable.self, SignOut.self, Delete.self, Import.self,
             HashPassword.self,
         ])
@@ -90,7 +91,9 @@ struct UsersCommand: AsyncParsableCommand {
             if result.rejected.count > 50 {
                 FileHandle.standardError.write(Data("… and \(result.rejected.count - 50) more rejected lines\n".utf8))
             }
-            print(#"{"imported": \#(result.imported), "existing": \#(result.existing), "rejected": \#(result.rejected.count), "seconds": \#(String(format: "%.1f", Date().timeIntervalSince(started)))}"#)
+            print(
+                #"{"imported": \#(result.imported), "existing": \#(result.existing), "rejected": \#(result.rejected.count), "seconds": \#(String(format: "%.1f", Date().timeIntervalSince(started)))}"#
+            )
             if !result.rejected.isEmpty { throw ExitCode(1) }
         }
 
@@ -103,7 +106,8 @@ struct UsersCommand: AsyncParsableCommand {
             if let total, total > 0 {
                 let fraction = min(1, Double(bytes) / Double(total))
                 let filled = Int(fraction * 30)
-                line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] "
+                line =
+                    "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] "
                     + String(format: "%3.0f%% ", fraction * 100) + line.dropFirst()
             }
             FileHandle.standardError.write(Data(line.utf8))

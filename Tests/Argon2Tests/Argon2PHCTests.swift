@@ -62,52 +62,54 @@ struct Argon2PHCTests {
         #expect(phc.hash.count == 32)
     }
 
-    @Test("Malformed PHC strings throw instead of crashing", arguments: [
-        "",
-        "$",
-        "$$$$$",
-        "argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // no leading $
-        "$argon2id",
-        "$argon2id$v=19",
-        "$argon2id$v=19$m=64,t=1,p=1",
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA",
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$",  // empty hash
-        "$argon2id$v=19$m=64,t=1,p=1$$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // empty salt
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU$",  // extra field
-        "$argon2id$v=19$m=64,t=1,p=1,keyid=abc$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$t=1,m=64,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // wrong order
-        "$argon2id$v=19$m=64,t=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=064,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // leading zero
-        "$argon2id$v=19$m=+64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=-1,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=4294967296,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // > UInt32
-        "$argon2id$v=19$m=99999999999999999999,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=4294967295,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // above the cap
-        "$argon2id$v=19$m=4194305,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // cap + 1
-        "$argon2id$v=19$m=64,t=0,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=64,t=1,p=0$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=64,t=1,p=16777216$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=8,t=1,p=2$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // m < 8p
-        "$argon2id$v=16$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // no v= means 0x10
-        "$argon2id$v=$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2i$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2d$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$ARGON2ID$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$scrypt$ln=16,r=8,p=1$aM15713r3Xsvxbi31lqr1Q$nFNh2CVHVjNldFVKDHDlm4CbdRSCdEBsjjJxD+iCs5E",
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA==$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // padding
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNh*HQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // bad char
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3O$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // length % 4 == 1
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OB$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaV",  // non-zero trailing bits
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5-LXSaU",  // URL-safe alphabet
-        "$argon2id$v=19$m=64,t=1,p=1$c2FsdA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // salt < 8 bytes
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$AAAA",  // hash < 4 bytes
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$" + String(repeating: "A", count: 2000),  // absurdly long
-        " $argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
-        "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU\n",
-        "$argon2id$v=19$m=6４,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // full-width digit
-    ])
+    @Test(
+        "Malformed PHC strings throw instead of crashing",
+        arguments: [
+            "",
+            "$",
+            "$$$$$",
+            "argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // no leading $
+            "$argon2id",
+            "$argon2id$v=19",
+            "$argon2id$v=19$m=64,t=1,p=1",
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA",
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$",  // empty hash
+            "$argon2id$v=19$m=64,t=1,p=1$$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // empty salt
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU$",  // extra field
+            "$argon2id$v=19$m=64,t=1,p=1,keyid=abc$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$t=1,m=64,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // wrong order
+            "$argon2id$v=19$m=64,t=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=064,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // leading zero
+            "$argon2id$v=19$m=+64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=-1,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=4294967296,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // > UInt32
+            "$argon2id$v=19$m=99999999999999999999,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=4294967295,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // above the cap
+            "$argon2id$v=19$m=4194305,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // cap + 1
+            "$argon2id$v=19$m=64,t=0,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=64,t=1,p=0$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=64,t=1,p=16777216$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=8,t=1,p=2$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // m < 8p
+            "$argon2id$v=16$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // no v= means 0x10
+            "$argon2id$v=$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2i$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2d$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$ARGON2ID$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$scrypt$ln=16,r=8,p=1$aM15713r3Xsvxbi31lqr1Q$nFNh2CVHVjNldFVKDHDlm4CbdRSCdEBsjjJxD+iCs5E",
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA==$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // padding
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNh*HQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // bad char
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3O$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // length % 4 == 1
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OB$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaV",  // non-zero trailing bits
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5-LXSaU",  // URL-safe alphabet
+            "$argon2id$v=19$m=64,t=1,p=1$c2FsdA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // salt < 8 bytes
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$AAAA",  // hash < 4 bytes
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$" + String(repeating: "A", count: 2000),  // absurdly long
+            " $argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",
+            "$argon2id$v=19$m=64,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU\n",
+            "$argon2id$v=19$m=6４,t=1,p=1$c29tZXNhbHQxMjM0NTY3OA$DEwLbbIZGUtgBuB4gYok6r6hNvevYZoxkwMQ5/LXSaU",  // full-width digit
+        ])
     func malformed(_ string: String) {
         #expect(throws: Argon2Error.self) { try Argon2PHC(string) }
         #expect(throws: Argon2Error.self) { try Argon2.verifyPHC(password: "password", phc: string) }

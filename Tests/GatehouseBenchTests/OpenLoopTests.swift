@@ -45,21 +45,29 @@ struct OpenLoopTests {
         let user = SeedUser.make(count: 1, runID: "seed")[0]
         #expect(user.email == "bench-seed-0@example.com" && user.password == "bench password 0 seed")
         let gatehouse = Target(kind: .gatehouse, clientID: "bench", confidential: ("intro", "s3cret"))
-        #expect(gatehouse.login(user) == Target.Call(
-            path: "/v1/login", body: .json(["client_id": "bench", "email": user.email, "password": user.password])))
-        #expect(gatehouse.introspect("tok") == Target.Call(path: "/oauth/introspect", body: .form([("token", "tok")]), basic: ("intro", "s3cret")))
+        #expect(
+            gatehouse.login(user)
+                == Target.Call(
+                    path: "/v1/login", body: .json(["client_id": "bench", "email": user.email, "password": user.password])))
+        #expect(
+            gatehouse.introspect("tok")
+                == Target.Call(path: "/oauth/introspect", body: .form([("token", "tok")]), basic: ("intro", "s3cret")))
         #expect(gatehouse.supported.contains(.mixed))
 
         var glewlwyd = Target(kind: .glewlwyd, clientID: "bench")
         glewlwyd.scope = "openid"
-        #expect(glewlwyd.login(user) == Target.Call(
-            path: "/api/oidc/token",
-            body: .form([("grant_type", "password"), ("username", user.email), ("password", user.password), ("scope", "openid")])))
+        #expect(
+            glewlwyd.login(user)
+                == Target.Call(
+                    path: "/api/oidc/token",
+                    body: .form([("grant_type", "password"), ("username", user.email), ("password", user.password), ("scope", "openid")])))
         #expect(glewlwyd.refresh("r1").body == .form([("grant_type", "refresh_token"), ("refresh_token", "r1")]))
         #expect(gatehouse.refresh("r1").body == .form([("grant_type", "refresh_token"), ("client_id", "bench"), ("refresh_token", "r1")]))
 
         let fastapi = Target(kind: .fastapiUsers, clientID: "")
-        #expect(fastapi.login(user) == Target.Call(path: "/auth/jwt/login", body: .form([("username", user.email), ("password", user.password)])))
+        #expect(
+            fastapi.login(user)
+                == Target.Call(path: "/auth/jwt/login", body: .form([("username", user.email), ("password", user.password)])))
         #expect(fastapi.me("a") == Target.Call(path: "/users/me", body: .none, bearer: "a"))
         #expect(!fastapi.supported.contains(.refresh))
         #expect(fastapi.alreadyExists == [400] && gatehouse.alreadyExists == [409])

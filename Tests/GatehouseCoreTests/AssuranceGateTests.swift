@@ -40,8 +40,9 @@ struct AssuranceGateTests {
             id: "app", redirectURIs: [Self.redirect], settings: ["email_verification=off", "methods=password,email_otp,sms_otp"])
         try await core.createClient(id: "verified", redirectURIs: [Self.redirect])
         // An account made before the requirement was turned on, and an app session of it.
-        guard case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+        guard
+            case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
+                SignupRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
         else { Issue.record("the set-up sign-up did not sign in"); return }
         policy.require(for: "app")
         policy.require(for: "verified")
@@ -68,7 +69,9 @@ struct AssuranceGateTests {
         @discardableResult
         func complete(_ answer: String) async throws -> StartedSession? {
             switch waiting {
-            case .api(let id): return try await factors.complete(flowID: try #require(id), factor: "test", response: answer, meta: Self.meta).signedIn.started
+            case .api(let id):
+                return try await factors.complete(flowID: try #require(id), factor: "test", response: answer, meta: Self.meta).signedIn
+                    .started
             case .hosted(let id):
                 _ = try await authorize.completeFactor(id, binding: Self.binding, factor: "test", response: answer, meta: Self.meta)
                 return nil
@@ -127,7 +130,9 @@ struct AssuranceGateTests {
         let id = try #require(flowID)
         let factors = SecondFactorFlow(services: core.services)
         for _ in 0..<SecondFactorFlow.maxAttempts {
-            await #expect(throws: GatehouseError.self) { try await factors.complete(flowID: id, factor: "test", response: "no", meta: Self.meta) }
+            await #expect(throws: GatehouseError.self) {
+                try await factors.complete(flowID: id, factor: "test", response: "no", meta: Self.meta)
+            }
         }
         do {
             _ = try await factors.complete(flowID: id, factor: "test", response: TestSecondFactor.answer, meta: Self.meta)
@@ -172,7 +177,8 @@ struct AssuranceGateTests {
             _ = try await SignupFlow(services: services).signup(
                 SignupRequest(clientId: "verified", email: "grace@example.com", password: Self.password), meta: Self.meta)
             let code = try #require(try await core.outboxVariables(to: "grace@example.com", kind: "verification").last?["code"])
-            _ = try await VerificationFlow(services: services).verify(email: "grace@example.com", code: code, clientID: "verified", meta: Self.meta)
+            _ = try await VerificationFlow(services: services).verify(
+                email: "grace@example.com", code: code, clientID: "verified", meta: Self.meta)
         case .verificationLink:
             var signup = SignupRequest(clientId: "verified", email: "lin@example.com", password: Self.password)
             signup.redirectTo = Self.redirect
@@ -190,7 +196,8 @@ struct AssuranceGateTests {
         case .hostedPassword, .hostedCode, .hostedSignUp:
             let authorize = AuthorizeFlow(services: services)
             let binding = Self.binding
-            guard case .show(let flow) = try await authorize.begin(Self.authorizeParameters, browser: nil, binding: binding, meta: Self.meta)
+            guard
+                case .show(let flow) = try await authorize.begin(Self.authorizeParameters, browser: nil, binding: binding, meta: Self.meta)
             else {
                 Issue.record("the authorization did not show its sign-in page")
                 return .started
@@ -199,15 +206,18 @@ struct AssuranceGateTests {
             switch method {
             case .hostedPassword:
                 outcome = try await authorize.signIn(
-                    flow, binding: binding, email: "ada@example.com", password: Self.password, browser: nil, meta: Self.meta).0
+                    flow, binding: binding, email: "ada@example.com", password: Self.password, browser: nil, meta: Self.meta
+                ).0
             case .hostedCode:
                 _ = try await authorize.sendCode(flow, binding: binding, identifier: "ada@example.com", meta: Self.meta)
                 let code = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "otp").last?["code"])
                 outcome = try await authorize.verifyCode(
-                    flow, binding: binding, identifier: "ada@example.com", code: code, browser: nil, meta: Self.meta).0
+                    flow, binding: binding, identifier: "ada@example.com", code: code, browser: nil, meta: Self.meta
+                ).0
             default:
                 outcome = try await authorize.signUp(
-                    flow, binding: binding, email: "page@example.com", password: Self.password, acceptTerms: false, browser: nil, meta: Self.meta)?.0
+                    flow, binding: binding, email: "page@example.com", password: Self.password, acceptTerms: false, browser: nil,
+                    meta: Self.meta)?.0
             }
             // The flow waits on its factor page: the same flow, at its second-factor step.
             guard case .show(let shown)? = outcome, shown == flow else { return .started }

@@ -33,17 +33,30 @@ struct CachesTests {
         let loads = LoadCounter()
         let record = ClientRecord(id: "app", name: "App", kind: .public, createdAt: Date())
         for _ in 0..<3 {
-            #expect(await cache.client(id: "app") { await loads.bump(); return record }?.id == "app")
+            #expect(
+                await cache.client(id: "app") {
+                    await loads.bump(); return record
+                }?.id == "app")
         }
         #expect(await loads.value == 1)
         cache.invalidate(id: "app")
-        _ = await cache.client(id: "app") { await loads.bump(); return record }
+        _ = await cache.client(id: "app") {
+            await loads.bump(); return record
+        }
         #expect(await loads.value == 2)
         // A zero lifetime: every entry has expired by the next call.
         let expired = ClientCache(ttl: .zero)
-        for _ in 0..<2 { _ = await expired.client(id: "app") { await loads.bump(); return record } }
+        for _ in 0..<2 {
+            _ = await expired.client(id: "app") {
+                await loads.bump(); return record
+            }
+        }
         #expect(await loads.value == 4)
-        for _ in 0..<2 { _ = await cache.client(id: "ghost") { await loads.bump(); return nil } }
+        for _ in 0..<2 {
+            _ = await cache.client(id: "ghost") {
+                await loads.bump(); return nil
+            }
+        }
         #expect(await loads.value == 6)
     }
 }

@@ -56,7 +56,8 @@ struct FlowTests {
         let login = LoginFlow(services: core.services)
         for _ in 0..<2 {
             do {
-                _ = try await login.login(LoginRequest(clientId: "app", email: "ada@example.com", password: "wrong password!"), meta: Self.meta)
+                _ = try await login.login(
+                    LoginRequest(clientId: "app", email: "ada@example.com", password: "wrong password!"), meta: Self.meta)
                 Issue.record("a wrong password signed in")
             } catch let error as GatehouseError {
                 #expect(error.code == .invalidCredentials && error.category == .unauthenticated)
@@ -68,7 +69,8 @@ struct FlowTests {
         #expect(try await find()?.failureCount == 2)
         // An unknown address answers exactly the same.
         do {
-            _ = try await login.login(LoginRequest(clientId: "app", email: "nobody@example.com", password: "whatever pass"), meta: Self.meta)
+            _ = try await login.login(
+                LoginRequest(clientId: "app", email: "nobody@example.com", password: "whatever pass"), meta: Self.meta)
             Issue.record("an unknown address signed in")
         } catch let error as GatehouseError {
             #expect(error.code == .invalidCredentials && error.detail == GatehouseError.invalidCredentials.detail)
@@ -84,8 +86,9 @@ struct FlowTests {
     func refresh() async throws {
         let core = try await CoreHarness.start()
         let client = try await core.createClient(id: "app", settings: ["email_verification=off"]).client
-        guard case .signedIn(let first) = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+        guard
+            case .signedIn(let first) = try await SignupFlow(services: core.services).signup(
+                SignupRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         else { Issue.record("expected a session"); return }
         let flow = RefreshFlow(services: core.services)
         let token = try #require(first.refreshToken)
@@ -127,9 +130,11 @@ struct FlowTests {
 
         let login = LoginFlow(services: core.services)
         await #expect(throws: GatehouseError.self) {
-            try await login.login(LoginRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+            try await login.login(
+                LoginRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         }
-        _ = try await login.login(LoginRequest(clientId: "app", email: "ada@example.com", password: "a brand new passphrase"), meta: Self.meta)
+        _ = try await login.login(
+            LoginRequest(clientId: "app", email: "ada@example.com", password: "a brand new passphrase"), meta: Self.meta)
         // The code was single use.
         await #expect(throws: GatehouseError.self) {
             try await recovery.verify(email: "ada@example.com", code: code, token: nil, clientID: "app", meta: Self.meta)

@@ -6,10 +6,12 @@ import Testing
 
 @Suite("Policies")
 struct PolicyTests {
-    @Test("Password policy: length in characters, bound in bytes, not the email", arguments: [
-        ("", "required"), ("123456789", "too_short"), ("1234567890", nil), ("ada@example.com", "same_as_email"),
-        (String(repeating: "é", count: 513), "too_long"), (String(repeating: "a", count: 1024), nil),
-    ] as [(String, String?)])
+    @Test(
+        "Password policy: length in characters, bound in bytes, not the email",
+        arguments: [
+            ("", "required"), ("123456789", "too_short"), ("1234567890", nil), ("ada@example.com", "same_as_email"),
+            (String(repeating: "é", count: 513), "too_long"), (String(repeating: "a", count: 1024), nil),
+        ] as [(String, String?)])
     func passwordPolicy(password: String, code: String?) {
         var result = ValidationResult()
         PasswordPolicy().validate(password, email: "Ada@example.com", into: &result)
@@ -17,11 +19,13 @@ struct PolicyTests {
         #expect(result.errors.allSatisfy { $0.field == "password" })
     }
 
-    @Test("Email syntax", arguments: [
-        ("a@b.co", true), ("first.last+tag@sub.example.org", true), ("no-at-sign", false), ("a@b", false),
-        ("@b.co", false), ("a@.b.co", false), ("a@b..co", false), ("a b@c.co", false), ("a@b.co\n", false),
-        ("<a@b.co>", false), (String(repeating: "a", count: 65) + "@b.co", false),
-    ])
+    @Test(
+        "Email syntax",
+        arguments: [
+            ("a@b.co", true), ("first.last+tag@sub.example.org", true), ("no-at-sign", false), ("a@b", false),
+            ("@b.co", false), ("a@.b.co", false), ("a@b..co", false), ("a b@c.co", false), ("a@b.co\n", false),
+            ("<a@b.co>", false), (String(repeating: "a", count: 65) + "@b.co", false),
+        ])
     func emailSyntax(email: String, valid: Bool) {
         #expect(EmailAddress.isValid(email) == valid)
     }
@@ -82,13 +86,15 @@ struct PolicyTests {
 
 @Suite("Throttle keys")
 struct ThrottleKeyTests {
-    @Test("IPv4 counts per address; IPv6 per /64", arguments: [
-        ("203.0.113.7", "203.0.113.7"),
-        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
-        ("2001:DB8:1:2::99", "2001:db8:1:2::/64"),
-        ("2001:db8::1", "2001:db8:0:0::/64"),
-        ("::1", "0:0:0:0::/64"),
-    ])
+    @Test(
+        "IPv4 counts per address; IPv6 per /64",
+        arguments: [
+            ("203.0.113.7", "203.0.113.7"),
+            ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
+            ("2001:DB8:1:2::99", "2001:db8:1:2::/64"),
+            ("2001:db8::1", "2001:db8:0:0::/64"),
+            ("::1", "0:0:0:0::/64"),
+        ])
     func addressBlocks(ip: String, block: String) {
         #expect(LoginThrottle.addressBlock(ip) == block)
     }
@@ -120,7 +126,10 @@ struct StoredHashCostTests {
         // A cheap policy (tests) still verifies hashes made at OWASP's parameters.
         #expect(PasswordHasher.isAffordable(owasp, policy: cheap))
         // A costlier policy raises the cap with it.
-        #expect(PasswordHasher.isAffordable(.init(memoryKiB: 256 * 1024, iterations: 4, parallelism: 1), policy: .init(memoryKiB: 65_536, iterations: 4, parallelism: 1)))
+        #expect(
+            PasswordHasher.isAffordable(
+                .init(memoryKiB: 256 * 1024, iterations: 4, parallelism: 1), policy: .init(memoryKiB: 65_536, iterations: 4, parallelism: 1)
+            ))
     }
 
     @Test("bcrypt hashes above cost 13 are refused")

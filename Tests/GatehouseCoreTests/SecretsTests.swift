@@ -64,7 +64,9 @@ struct SecretsTests {
 struct Base64URLTests {
     @Test("RFC 4648 §10 vectors in the URL alphabet, unpadded; padding, '+', '/' and junk are refused")
     func vectors() {
-        let vectors = [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy")]
+        let vectors = [
+            ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
+        ]
         for (plain, encoded) in vectors {
             #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
             #expect(Base64URL.decode(encoded) == Array(plain.utf8))

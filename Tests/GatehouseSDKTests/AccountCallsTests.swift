@@ -11,17 +11,23 @@ private typealias SDKError = Gatehouse.GatehouseError
 struct AccountCallsTests {
     static let clientID = "account-app"
 
-    @Test("Verification by code after a refused early resend, identifier status, terms, required fields, client info, another device's session revoked, recovery by code, global logout")
+    @Test(
+        "Verification by code after a refused early resend, identifier status, terms, required fields, client info, another device's session revoked, recovery by code, global logout"
+    )
     func accountCalls() async throws {
         let server = try await TestServer.start(.sqlite)
-        try await server.createClient(id: Self.clientID, settings: [
-            "terms_platform_version=1", "terms_client_version=a", "required_fields=given_name", "identifier_status=on",
-            "enumeration_protection=off",
-        ])
+        try await server.createClient(
+            id: Self.clientID,
+            settings: [
+                "terms_platform_version=1", "terms_client_version=a", "required_fields=given_name", "identifier_status=on",
+                "enumeration_protection=off",
+            ])
         try await withLiveServer(server) { base in
             let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore()))
             let email = "acct@example.com"
-            guard case .verificationRequired(let pending) = try await client.signUp(email: email, password: "correct horse battery", acceptTerms: true)
+            guard
+                case .verificationRequired(let pending) = try await client.signUp(
+                    email: email, password: "correct horse battery", acceptTerms: true)
             else {
                 Issue.record("expected verificationRequired")
                 return

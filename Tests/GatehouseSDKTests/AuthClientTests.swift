@@ -5,7 +5,7 @@ import GatehouseServer
 import GatehouseTesting
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The real SDK against a real server over a socket.
@@ -84,7 +84,8 @@ struct AuthClientTests {
         let server = try await Self.server()
         try await withLiveServer(server) { base in
             let transport = CountingTransport()
-            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore(), transport: transport))
+            let client = AuthClient(
+                configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore(), transport: transport))
             _ = try await client.signUp(email: "flight@example.com", password: "correct horse battery")
             // The server's clock moves past the access token's lifetime; the SDK's does not, so every
             // call first meets a 401.
@@ -160,7 +161,8 @@ struct AuthClientTests {
         let server = try await Self.server()
         try await withLiveServer(server) { base in
             let transport = CountingTransport()
-            let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore(), transport: transport))
+            let client = AuthClient(
+                configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore(), transport: transport))
             _ = try await client.signUp(email: "offline@example.com", password: "correct horse battery")
             transport.setOffline(true)
             do {
@@ -189,8 +191,12 @@ struct AuthClientTests {
             let results = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
                 for _ in 0..<2 {
                     group.addTask {
-                        try await Subprocess.run(example, ["refresh-loop", "--url", base.absoluteString, "--client-id", Self.clientID,
-                                                     "--store", path.path, "--count", "8"])
+                        try await Subprocess.run(
+                            example,
+                            [
+                                "refresh-loop", "--url", base.absoluteString, "--client-id", Self.clientID,
+                                "--store", path.path, "--count", "8",
+                            ])
                     }
                 }
                 var all: [(Int32, String)] = []
@@ -218,7 +224,8 @@ struct DeepLinkSDKTests {
         defer { try? FileManager.default.removeItem(at: path.deletingLastPathComponent()) }
         try await withLiveServer(server) { base in
             let redirect = URL(string: "com.example.app:/verified")!
-            let first = AuthClient(configuration: .init(baseURL: base, clientID: "mobile", redirectURL: redirect, store: FileSessionStore(url: path)))
+            let first = AuthClient(
+                configuration: .init(baseURL: base, clientID: "mobile", redirectURL: redirect, store: FileSessionStore(url: path)))
             let result = try await first.signUp(email: "link@example.com", password: "correct horse battery")
             guard case .verificationRequired = result else {
                 Issue.record("expected verification to be required")
@@ -231,7 +238,8 @@ struct DeepLinkSDKTests {
             let appURL = try #require(URL(string: location))
 
             // A new process: only the store remembers the verifier.
-            let relaunched = AuthClient(configuration: .init(baseURL: base, clientID: "mobile", redirectURL: redirect, store: FileSessionStore(url: path)))
+            let relaunched = AuthClient(
+                configuration: .init(baseURL: base, clientID: "mobile", redirectURL: redirect, store: FileSessionStore(url: path)))
             #expect(try await relaunched.handle(url: appURL))
             #expect(relaunched.currentUser?.email == "link@example.com")
             #expect(relaunched.currentUser?.emailVerified == true)
@@ -246,8 +254,10 @@ struct DeepLinkSDKTests {
 enum Redirects {
     final class Stopper: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
         // @unchecked: no stored state; URLSession calls this from its own queue.
-        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        ) {
             completionHandler(nil)
         }
     }

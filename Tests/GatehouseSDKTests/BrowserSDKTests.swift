@@ -10,15 +10,20 @@ private typealias SDKError = Gatehouse.GatehouseError
 struct BrowserSDKTests {
     static let redirect = "com.example.browser:/done"
 
-    @Test("SDK-16: webSessionURL signs a browser in as the app's user and lands where asked (a foreign redirect_to is refused); browserSignInURL's hosted sign-in then needs no password in that browser and completeBrowserSignIn signs a second app in as the same user; without a session the hosted form signs in and handle(url:) completes it; a redirect naming another issuer, or a foreign state, is refused")
+    @Test(
+        "SDK-16: webSessionURL signs a browser in as the app's user and lands where asked (a foreign redirect_to is refused); browserSignInURL's hosted sign-in then needs no password in that browser and completeBrowserSignIn signs a second app in as the same user; without a session the hosted form signs in and handle(url:) completes it; a redirect naming another issuer, or a foreign state, is refused"
+    )
     func hostedSignIn() async throws {
         let live = try await LiveServer.start()
         let server = live.server
         let base = URL(string: live.base)!
         try await server.createClient(
-            id: "browser-app", redirectURIs: [Self.redirect], settings: ["email_verification=off", "allowed_origins=https://web.example.com"])
+            id: "browser-app", redirectURIs: [Self.redirect],
+            settings: ["email_verification=off", "allowed_origins=https://web.example.com"])
         func client() -> AuthClient {
-            AuthClient(configuration: .init(baseURL: base, clientID: "browser-app", redirectURL: URL(string: Self.redirect)!, store: InMemorySessionStore()))
+            AuthClient(
+                configuration: .init(
+                    baseURL: base, clientID: "browser-app", redirectURL: URL(string: Self.redirect)!, store: InMemorySessionStore()))
         }
         let app = client()
         let email = "browser-\(UUID().uuidString.prefix(6).lowercased())@example.com"
@@ -53,7 +58,8 @@ struct BrowserSDKTests {
         let toPage = try await NoRedirectHTTP.send("GET", fresh)
         let flowCookie = try #require(toPage.cookie)
         let pagePath = try #require(toPage.location)
-        let page = try await NoRedirectHTTP.send("GET", URL(string: pagePath.absoluteString, relativeTo: base)!, headers: ["Cookie": flowCookie])
+        let page = try await NoRedirectHTTP.send(
+            "GET", URL(string: pagePath.absoluteString, relativeTo: base)!, headers: ["Cookie": flowCookie])
         #expect(page.status == 200 && page.text.contains("value=\"\(email)\""), "the login_hint is filled in")
         func field(_ marker: String) -> String {
             guard let range = page.text.range(of: marker) else { return "" }
@@ -61,7 +67,8 @@ struct BrowserSDKTests {
         }
         let action = field("<form id=\"signin\" method=\"post\" action=\"")
         let posted = try await NoRedirectHTTP.form(
-            URL(string: action, relativeTo: base)!, [("csrf", field("name=\"csrf\" value=\"")), ("email", email), ("password", "a browser passphrase")],
+            URL(string: action, relativeTo: base)!,
+            [("csrf", field("name=\"csrf\" value=\"")), ("email", email), ("password", "a browser passphrase")],
             headers: ["Cookie": flowCookie])
         let returned = try #require(posted.location, "\(posted.status) \(posted.text)")
         #expect(try await third.handle(url: returned))
@@ -70,9 +77,13 @@ struct BrowserSDKTests {
         // Mix-up and foreign answers.
         let fourth = client()
         let mixStart = try await fourth.browserSignInURL()
-        let state = try #require(URLComponents(url: mixStart, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
+        let state = try #require(
+            URLComponents(url: mixStart, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
         var forged = URLComponents(string: Self.redirect)!
-        forged.queryItems = [URLQueryItem(name: "code", value: "gh_ac_x"), URLQueryItem(name: "state", value: state), URLQueryItem(name: "iss", value: "https://evil.example")]
+        forged.queryItems = [
+            URLQueryItem(name: "code", value: "gh_ac_x"), URLQueryItem(name: "state", value: state),
+            URLQueryItem(name: "iss", value: "https://evil.example"),
+        ]
         let mixUp = try await #require(throws: SDKError.self) { try await fourth.signIn(fromBrowserRedirect: forged.url!) }
         #expect(mixUp.code == .invalidRequest)
         _ = try await fourth.browserSignInURL()
@@ -82,7 +93,9 @@ struct BrowserSDKTests {
         await live.stop()
     }
 
-    @Test("SDK-17: a user who signs up on the hosted page is new to the app: the SDK's browser sign-in reports isNew true, and false the next time")
+    @Test(
+        "SDK-17: a user who signs up on the hosted page is new to the app: the SDK's browser sign-in reports isNew true, and false the next time"
+    )
     func hostedSignUpIsNew() async throws {
         let live = try await LiveServer.start()
         let base = URL(string: live.base)!
@@ -90,24 +103,30 @@ struct BrowserSDKTests {
         let email = "new-\(UUID().uuidString.prefix(6).lowercased())@example.com"
         func page(_ url: URL, cookie: String?) async throws -> (NoRedirectHTTP.Answer, (String) -> String) {
             let answer = try await NoRedirectHTTP.send("GET", url, headers: cookie.map { ["Cookie": $0] } ?? [:])
-            return (answer, { marker in
-                guard let range = answer.text.range(of: marker) else { return "" }
-                return String(answer.text[range.upperBound...].prefix { $0 != "\"" })
-            })
+            return (
+                answer,
+                { marker in
+                    guard let range = answer.text.range(of: marker) else { return "" }
+                    return String(answer.text[range.upperBound...].prefix { $0 != "\"" })
+                }
+            )
         }
         var results: [Bool] = []
         for round in 0..<2 {
             let app = AuthClient(
-                configuration: .init(baseURL: base, clientID: "browser-new", redirectURL: URL(string: Self.redirect)!, store: InMemorySessionStore()))
+                configuration: .init(
+                    baseURL: base, clientID: "browser-new", redirectURL: URL(string: Self.redirect)!, store: InMemorySessionStore()))
             let toPage = try await NoRedirectHTTP.send("GET", try await app.browserSignInURL(prompt: "login"))
             let flowCookie = try #require(toPage.cookie)
             let flowPath = try #require(toPage.location).absoluteString
-            let (shown, field) = try await page(URL(string: flowPath + (round == 0 ? "?view=signup" : ""), relativeTo: base)!, cookie: flowCookie)
+            let (shown, field) = try await page(
+                URL(string: flowPath + (round == 0 ? "?view=signup" : ""), relativeTo: base)!, cookie: flowCookie)
             #expect(shown.status == 200, "\(shown.text)")
             let form = round == 0 ? "signup" : "signin"
             let action = field("<form id=\"\(form)\" method=\"post\" action=\"")
             let posted = try await NoRedirectHTTP.form(
-                URL(string: action, relativeTo: base)!, [("csrf", field("name=\"csrf\" value=\"")), ("email", email), ("password", "a new passphrase")],
+                URL(string: action, relativeTo: base)!,
+                [("csrf", field("name=\"csrf\" value=\"")), ("email", email), ("password", "a new passphrase")],
                 headers: ["Cookie": flowCookie])
             let returned = try #require(posted.location, "\(posted.status) \(posted.text)")
             let result = try await app.signIn(fromBrowserRedirect: returned)

@@ -12,7 +12,7 @@ import GatehouseTesting
 import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Device authenticators through the real SDK against a real server over a socket.
@@ -28,11 +28,14 @@ struct DeviceProfilesTests {
         return server
     }
 
-    static func setUp(_ base: URL, store: any DeviceStore = InMemoryDeviceStore(), transport: any HTTPTransport = URLSessionTransport(),
-                      custom: [any CustomAuthenticator] = [], biometrics: (any BiometricKeyProvider)? = nil)
+    static func setUp(
+        _ base: URL, store: any DeviceStore = InMemoryDeviceStore(), transport: any HTTPTransport = URLSessionTransport(),
+        custom: [any CustomAuthenticator] = [], biometrics: (any BiometricKeyProvider)? = nil
+    )
         -> (AuthClient, DeviceProfiles)
     {
-        let client = AuthClient(configuration: .init(baseURL: base, clientID: clientID, store: InMemorySessionStore(), transport: transport))
+        let client = AuthClient(
+            configuration: .init(baseURL: base, clientID: clientID, store: InMemorySessionStore(), transport: transport))
         let profiles = DeviceProfiles(
             client: client,
             configuration: .init(
@@ -69,7 +72,10 @@ struct DeviceProfilesTests {
             let result = await profiles.signIn(profile: profile, authenticator: profile.authenticators[0], delegate: delegate)
             #expect(result == nil)
             let asked = delegate.challenges
-            #expect(asked.map { [$0.maxFailureCount, $0.previousFailureCount, $0.remainingFailureCount] } == [[3, 0, 3], [3, 1, 2], [3, 2, 1]])
+            #expect(
+                asked.map { [$0.maxFailureCount, $0.previousFailureCount, $0.remainingFailureCount] } == [
+                    [3, 0, 3], [3, 1, 2], [3, 2, 1],
+                ])
             #expect(asked.map { $0.previousError?.code } == [nil, .invalidAuthenticatorResponse, .invalidAuthenticatorResponse])
             #expect(delegate.failure as? DeviceAuthenticationError == .deregistered)
             #expect(delegate.started == 1 && delegate.succeeded == 0)
@@ -114,7 +120,8 @@ struct DeviceProfilesTests {
             let state = try #require(try await store.load())
             let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
             let key = try #require(try await server.persistence.read { try await $0.credentials.find(id: profile.authenticators[0].id) })
-            let registered = try #require((try JSONSerialization.jsonObject(with: Data(key.config.utf8)) as? [String: Any])?["public_key"] as? String)
+            let registered = try #require(
+                (try JSONSerialization.jsonObject(with: Data(key.config.utf8)) as? [String: Any])?["public_key"] as? String)
             #expect(!json.contains(registered))
             #expect(!json.contains(try #require(key.identifiers.first).split(separator: ":").last.map(String.init) ?? "?"))
             // A wrong PIN's key is refused by the server, which counts it.
@@ -255,7 +262,8 @@ extension DeviceProfilesTests {
             #expect(client.state == .signedOut)
 
             try await client.signIn(email: "gone@example.com", password: "correct horse battery")
-            let (data, response) = try await client.authorizedData(for: URLRequest(url: base.appendingPathComponent("/v1/me/authenticators")))
+            let (data, response) = try await client.authorizedData(
+                for: URLRequest(url: base.appendingPathComponent("/v1/me/authenticators")))
             #expect(response.statusCode == 200)
             let listed = try JSONSerialization.jsonObject(with: data) as? [String: Any]
             #expect((listed?["authenticators"] as? [Any])?.isEmpty == true)

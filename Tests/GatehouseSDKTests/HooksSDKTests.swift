@@ -8,7 +8,9 @@ private typealias SDKError = Gatehouse.GatehouseError
 
 @Suite("SDK and the operator's hooks")
 struct HooksSDKTests {
-    @Test("SDK-12: a before-sign-up hook's field error reaches the app as the ValidationResult naming the field; app_metadata a hook set is on the user")
+    @Test(
+        "SDK-12: a before-sign-up hook's field error reaches the app as the ValidationResult naming the field; app_metadata a hook set is on the user"
+    )
     func hookRefusalInSDK() async throws {
         let hooks = try await HookServer.start { request in
             let data = request.json["data"] as? [String: Any]

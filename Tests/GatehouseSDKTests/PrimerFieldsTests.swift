@@ -19,7 +19,9 @@ private final class RecordingValidator: FieldValidator {
 
 @Suite("SDK: the Primer seed's field calls against a live server")
 struct PrimerFieldsTests {
-    @Test("SDK-13: signUp/logIn/recoverPassword(withFields:) and handleFields run the validator once with every field, keep non-secret fields as user properties and never a password or PIN")
+    @Test(
+        "SDK-13: signUp/logIn/recoverPassword(withFields:) and handleFields run the validator once with every field, keep non-secret fields as user properties and never a password or PIN"
+    )
     func fieldCalls() async throws {
         let server = try await TestServer.start(.sqlite)
         try await server.createClient(id: "primer-app", settings: ["email_verification=off"])

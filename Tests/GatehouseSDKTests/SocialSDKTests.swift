@@ -8,14 +8,21 @@ private typealias SDKError = Gatehouse.GatehouseError
 
 @Suite("SDK and social sign-in")
 struct SocialSDKTests {
-    @Test("SDK-14: signIn(with:) sends a provider's ID token with the raw nonce: isNew on the first sign-in only, the session kept and refreshed like any other; a replayed token throws invalid_provider_token; SocialNonce hashes as Apple wants")
+    @Test(
+        "SDK-14: signIn(with:) sends a provider's ID token with the raw nonce: isNew on the first sign-in only, the session kept and refreshed like any other; a replayed token throws invalid_provider_token; SocialNonce hashes as Apple wants"
+    )
     func socialSignIn() async throws {
         let issuer = TestIDTokenIssuer()
         let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
-        try JSONSerialization.data(withJSONObject: ["providers": [
-            ["id": "acme", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks", "client_ids": ["ios-app"]],
-        ]]).write(to: file)
+        try JSONSerialization.data(withJSONObject: [
+            "providers": [
+                [
+                    "id": "acme", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+                    "client_ids": ["ios-app"],
+                ]
+            ]
+        ]).write(to: file)
         let server = try await TestServer.start(.sqlite) { $0.socialFile = file.path }
         try await server.createClient(id: "social-app", settings: ["email_verification=off", "social_providers=acme"])
         try await withLiveServer(server) { base in
@@ -26,7 +33,8 @@ struct SocialSDKTests {
             let nonce = SocialNonce()
             #expect(nonce.hashed.count == 64 && nonce.raw.count >= 43 && nonce.raw != nonce.hashed)
             // The provider got the hashed nonce (as Sign in with Apple does); the app sends the raw one.
-            let first = try issuer.token(issuer.claims(subject: "u-1", audience: "ios-app", nonce: nonce.hashed, email: "grace@example.com"))
+            let first = try issuer.token(
+                issuer.claims(subject: "u-1", audience: "ios-app", nonce: nonce.hashed, email: "grace@example.com"))
             let signedUp = try await client.signIn(with: .openID(provider: "acme", idToken: first, nonce: nonce.raw))
             #expect(signedUp.isNew && signedUp.user.email == "grace@example.com")
             #expect(client.currentUser?.id == signedUp.user.id)

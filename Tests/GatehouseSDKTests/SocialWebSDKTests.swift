@@ -8,7 +8,9 @@ private typealias SDKError = Gatehouse.GatehouseError
 
 @Suite("SDK: provider access tokens, linked identities and the web sign-in")
 struct SocialWebSDKTests {
-    @Test("SDK-15: signIn(with: .github/.facebook) against a live server (isNew first only); linkIdentity, identities, unlinkIdentity (last_sign_in_method for the last); socialSignInURL + completeSocialSignIn through X's web flow (isNew, then handle(url:), then after a relaunch), a sign-up's pending verifier survives it, a cancelled sign-in throws access_denied, a foreign state is refused")
+    @Test(
+        "SDK-15: signIn(with: .github/.facebook) against a live server (isNew first only); linkIdentity, identities, unlinkIdentity (last_sign_in_method for the last); socialSignInURL + completeSocialSignIn through X's web flow (isNew, then handle(url:), then after a relaunch), a sign-up's pending verifier survives it, a cancelled sign-in throws access_denied, a foreign state is refused"
+    )
     func socialCalls() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -16,15 +18,20 @@ struct SocialWebSDKTests {
         try JSONSerialization.data(withJSONObject: ["providers": SocialFixtures.providers(fake)]).write(to: file)
         let server = try await TestServer.start(.sqlite) { $0.socialFile = file.path }
         try await server.createClient(
-            id: "social-app", redirectURIs: [SocialFixtures.appRedirect], settings: ["email_verification=off", "social_providers=facebook,github,x"])
+            id: "social-app", redirectURIs: [SocialFixtures.appRedirect],
+            settings: ["email_verification=off", "social_providers=facebook,github,x"])
         try await withLiveServer(server) { base in
-            let client = AuthClient(configuration: .init(
-                baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: InMemorySessionStore()))
+            let client = AuthClient(
+                configuration: .init(
+                    baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!,
+                    store: InMemorySessionStore()))
 
             // Native access tokens.
-            let first = try await client.signIn(with: .github(accessToken: try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")))
+            let first = try await client.signIn(
+                with: .github(accessToken: try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")))
             #expect(first.isNew && first.user.email == "octo@example.com" && first.user.emailVerified)
-            let second = try await client.signIn(with: .github(accessToken: try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")))
+            let second = try await client.signIn(
+                with: .github(accessToken: try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")))
             #expect(!second.isNew && second.user.id == first.user.id)
             let foreign = try await #require(throws: SDKError.self) {
                 try await client.signIn(with: .github(accessToken: try await fake.token("github", clientID: "other-app", user: "octo")))
@@ -32,7 +39,8 @@ struct SocialWebSDKTests {
             #expect(foreign.code == .invalidProviderToken)
 
             // Linking and unlinking.
-            let facebook = try await client.linkIdentity(.facebook(accessToken: try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada")))
+            let facebook = try await client.linkIdentity(
+                .facebook(accessToken: try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada")))
             #expect(facebook.provider == "facebook" && facebook.subject == "1001")
             #expect(try await client.identities().map(\.provider).sorted() == ["facebook", "github"])
             #expect(try await client.refreshUser().identities?.count == 2)
@@ -58,8 +66,9 @@ struct SocialWebSDKTests {
                 return try #require(landed.location)
             }
             let xStore = InMemorySessionStore()
-            let xClient = AuthClient(configuration: .init(
-                baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
+            let xClient = AuthClient(
+                configuration: .init(
+                    baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
             // A verification mail's verifier is waiting in the store: the web sign-in keeps its own.
             try await xStore.savePendingVerifier("sign-up-verifier-from-before")
             let start = try await xClient.socialSignInURL(provider: "x")
@@ -77,8 +86,9 @@ struct SocialWebSDKTests {
 
             // The app was relaunched while the browser was open: the verifier in the store completes it.
             let beforeRelaunch = try await xClient.socialSignInURL(provider: "x")
-            let relaunched = AuthClient(configuration: .init(
-                baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
+            let relaunched = AuthClient(
+                configuration: .init(
+                    baseURL: base, clientID: "social-app", redirectURL: URL(string: SocialFixtures.appRedirect)!, store: xStore))
             let resumed = try await relaunched.signIn(fromSocialRedirect: try await browse(beforeRelaunch))
             #expect(!resumed.isNew && resumed.user.id == web.user.id)
 

@@ -5,8 +5,8 @@ import HummingbirdTesting
 import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
-import GatehouseServer
+    import FoundationNetworking
+    import GatehouseServer
 #endif
 
 /// Runs `body` against the server listening on a real socket.

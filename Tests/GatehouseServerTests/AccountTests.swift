@@ -16,8 +16,10 @@ struct AccountTests {
         try await server.withRouter { client in
             let response = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": TestServer.openClient, "email": "  Ada@Example.COM ", "password": "correct horse battery",
-                 "profile": ["given_name": "Ada", "locale": "en-GB"]])
+                [
+                    "client_id": TestServer.openClient, "email": "  Ada@Example.COM ", "password": "correct horse battery",
+                    "profile": ["given_name": "Ada", "locale": "en-GB"],
+                ])
             #expect(response.status == .created)
             #expect(response.headers[.cacheControl] == "no-store")
             #expect(response.object["is_new"] as? Bool == true)
@@ -42,7 +44,9 @@ struct AccountTests {
         }
     }
 
-    @Test("Sign-up on a verifying client answers verification_required and stores a hashed code and a sealed mail", arguments: TestDatabase.available)
+    @Test(
+        "Sign-up on a verifying client answers verification_required and stores a hashed code and a sealed mail",
+        arguments: TestDatabase.available)
     func signupRequiresVerification(database: TestDatabase) async throws {
         let server = try await TestServer.start(database)
         try await server.withRouter { client in
@@ -98,8 +102,10 @@ struct AccountTests {
         try await server.withRouter { client in
             let response = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": TestServer.openClient, "email": "not-an-email", "password": "short",
-                 "profile": ["birthdate": "2999-01-01", "picture": "http://insecure.example/p.png", "locale": "not a tag"]])
+                [
+                    "client_id": TestServer.openClient, "email": "not-an-email", "password": "short",
+                    "profile": ["birthdate": "2999-01-01", "picture": "http://insecure.example/p.png", "locale": "not a tag"],
+                ])
             #expect(response.status == .unprocessableContent)
             #expect(response.headers[.contentType] == "application/problem+json")
             let fields = Set(((response.object["errors"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String })
@@ -117,8 +123,10 @@ struct AccountTests {
 
             let redirect = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": TestServer.openClient, "email": "fay@example.com", "password": "correct horse battery",
-                 "redirect_to": "https://evil.example/cb"])
+                [
+                    "client_id": TestServer.openClient, "email": "fay@example.com", "password": "correct horse battery",
+                    "redirect_to": "https://evil.example/cb",
+                ])
             #expect(redirect.status == .unprocessableContent)
 
             let unknownClient = try await client.json(

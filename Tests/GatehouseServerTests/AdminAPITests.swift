@@ -14,7 +14,9 @@ func adminToken(_ server: TestServer, _ client: some TestClientProtocol, id: Str
     try await adminCredential(server, client, id: id, scopes: scopes).token
 }
 
-func adminCredential(_ server: TestServer, _ client: some TestClientProtocol, id: String, scopes: [String]) async throws
+func adminCredential(
+    _ server: TestServer, _ client: some TestClientProtocol, id: String, scopes: [String]
+) async throws
     -> (token: String, secret: String)
 {
     let created = try await server.createClient(id: id, kind: .confidential)
@@ -53,7 +55,9 @@ struct AdminAPITests {
         (.get, "/admin/v1/audit", AdminScope.audit, false),
     ]
 
-    @Test("AD-1: every admin route refuses no token, a user's token and a client token without an admin scope (401); admin:read reads but every write is 403; an area's scope opens that area only; nothing changed")
+    @Test(
+        "AD-1: every admin route refuses no token, a user's token and a client token without an admin scope (401); admin:read reads but every write is 403; an area's scope opens that area only; nothing changed"
+    )
     func scopes() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
@@ -94,12 +98,15 @@ struct AdminAPITests {
             #expect(server.server.keys.currentKID == kidBefore)
             #expect(try await server.services.clients.resolve(TestServer.openClient).id == TestServer.openClient)
             // The area's own scope does write in its area.
-            let created = try await client.json(.post, "/admin/v1/clients", ["name": "Made by API", "client_id": "made"], bearer: clientsOnly)
+            let created = try await client.json(
+                .post, "/admin/v1/clients", ["name": "Made by API", "client_id": "made"], bearer: clientsOnly)
             #expect(created.status == .created, "\(created.text)")
         }
     }
 
-    @Test("AD-2: users are paged by an opaque cursor; users signing up between pages never repeat or hide one already there; filters by email prefix, credential, state and dates", arguments: TestDatabase.available)
+    @Test(
+        "AD-2: users are paged by an opaque cursor; users signing up between pages never repeat or hide one already there; filters by email prefix, credential, state and dates",
+        arguments: TestDatabase.available)
     func pagination(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.withRouter { client in
@@ -134,7 +141,9 @@ struct AdminAPITests {
 
             // Filters.
             let before = try await client.json(
-                .get, "/admin/v1/users?email=page-&created_before=\(cutoff.addingTimeInterval(0.5).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))&limit=200", bearer: admin)
+                .get,
+                "/admin/v1/users?email=page-&created_before=\(cutoff.addingTimeInterval(0.5).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))&limit=200",
+                bearer: admin)
             #expect((before.object["users"] as? [[String: Any]])?.count == 23, "\(before.text)")
             let withPassword = try await client.json(.get, "/admin/v1/users?provider=password&limit=200", bearer: admin)
             #expect((withPassword.object["users"] as? [[String: Any]])?.isEmpty == true, "admin-made users without a password have none")
@@ -146,12 +155,16 @@ struct AdminAPITests {
             #expect((wildcard.object["users"] as? [[String: Any]])?.isEmpty == true, "\(wildcard.text)")
             for bad in ["cursor=not-ours", "limit=0", "limit=abc", "created_after=yesterday", "id=42", "state=gone"] {
                 let refused = try await client.json(.get, "/admin/v1/users?\(bad)", bearer: admin)
-                #expect(refused.status == .badRequest && refused.headers[.contentType] == "application/problem+json", "\(bad): \(refused.status)")
+                #expect(
+                    refused.status == .badRequest && refused.headers[.contentType] == "application/problem+json",
+                    "\(bad): \(refused.status)")
             }
         }
     }
 
-    @Test("AD-3: deleting a user ends their tokens and removes credentials, identifiers, device authenticators, sessions, codes and pending mail; the deletion is audited with the admin and the request id", arguments: TestDatabase.available)
+    @Test(
+        "AD-3: deleting a user ends their tokens and removes credentials, identifiers, device authenticators, sessions, codes and pending mail; the deletion is audited with the admin and the request id",
+        arguments: TestDatabase.available)
     func deletion(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.withRouter { client in
@@ -162,7 +175,8 @@ struct AdminAPITests {
             var device = TestDevice()
             #expect(try await client.register(&device, bearer: user.accessToken).status == .created)
             // A code waiting in the outbox, and a second session.
-            #expect(try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email]).status == .accepted)
+            #expect(
+                try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email]).status == .accepted)
             let second = try await logIn(client, email: user.email, password: user.password)
 
             let deleted = try await client.json(.delete, "/admin/v1/users/\(userID)", bearer: admin)
@@ -173,7 +187,8 @@ struct AdminAPITests {
             #expect(try await client.json(.get, "/v1/me", bearer: second.accessToken).status == .unauthorized)
             #expect(try await refresh(client, second.refreshToken).status == .badRequest)
             #expect(try await client.challenge(device).status != .ok)
-            let relogin = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+            let relogin = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
             #expect(relogin.status == .unauthorized)
             #expect(try await client.json(.get, "/admin/v1/users/\(userID)", bearer: admin).status == .notFound)
             #expect(try await client.json(.delete, "/admin/v1/users/\(userID)", bearer: admin).status == .notFound)
@@ -199,7 +214,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("AD-4: the export holds the user's profile, metadata, credentials, sessions, terms and audit events, and no hash, key, token or password")
+    @Test(
+        "AD-4: the export holds the user's profile, metadata, credentials, sessions, terms and audit events, and no hash, key, token or password"
+    )
     func export() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
@@ -227,12 +244,17 @@ struct AdminAPITests {
             #expect(Set(credentials.compactMap { $0["type"] as? String }) == ["password", "device_authenticator"])
             #expect((body["sessions"] as? [[String: Any]])?.count == 2)
             let events = (body["audit_events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } ?? []
-            #expect(events.contains("user.created") && events.contains("user.signed_in") && events.contains("admin.user.updated"), "\(events)")
+            #expect(
+                events.contains("user.created") && events.contains("user.signed_in") && events.contains("admin.user.updated"), "\(events)")
 
             // Nothing that signs in: no password, hash, token, token hash or device key.
-            let stored = try await server.persistence.read { stores in try await stores.credentials.list(userID: UUID(uuidString: userID)!, type: nil) }
-            var secrets = [user.password, user.accessToken, user.refreshToken, later.accessToken, later.refreshToken, device.publicKey,
-                           Secrets.sha256Hex(user.refreshToken), "$argon2", "hashed_password", "public_key"]
+            let stored = try await server.persistence.read { stores in
+                try await stores.credentials.list(userID: UUID(uuidString: userID)!, type: nil)
+            }
+            var secrets = [
+                user.password, user.accessToken, user.refreshToken, later.accessToken, later.refreshToken, device.publicKey,
+                Secrets.sha256Hex(user.refreshToken), "$argon2", "hashed_password", "public_key",
+            ]
             secrets += stored.map(\.config)
             for secret in secrets {
                 #expect(!export.text.contains(secret), "the export holds \(secret.prefix(24))…")
@@ -240,7 +262,9 @@ struct AdminAPITests {
         }
     }
 
-    @Test("AD-5: disable ends sessions and refuses sign-in until enabled; sign-out ends every session; a changed email signs in and the old one does not; one session revoked by id; a reset mail goes out")
+    @Test(
+        "AD-5: disable ends sessions and refuses sign-in until enabled; sign-out ends every session; a changed email signs in and the old one does not; one session revoked by id; a reset mail goes out"
+    )
     func accountActions() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
@@ -252,7 +276,8 @@ struct AdminAPITests {
             #expect(disabled.status == .ok && disabled.string("state") == "disabled", "\(disabled.text)")
             #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status != .ok)
             #expect(try await refresh(client, user.refreshToken).status == .badRequest)
-            let refused = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+            let refused = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
             #expect(refused.status == .forbidden && refused.string("code") == "account_disabled", "\(refused.text)")
             #expect(try await client.json(.post, "/admin/v1/users/\(userID)/enable", bearer: admin).string("state") == "active")
 
@@ -269,10 +294,12 @@ struct AdminAPITests {
             #expect(signOut.status == .ok && (signOut.object["revoked_sessions"] as? Int ?? 0) >= 1, "\(signOut.text)")
             #expect(try await client.json(.get, "/v1/me", bearer: two.accessToken).status == .unauthorized)
 
-            let moved = try await client.json(.patch, "/admin/v1/users/\(userID)", ["email": "Moved@Example.com", "email_verified": true], bearer: admin)
+            let moved = try await client.json(
+                .patch, "/admin/v1/users/\(userID)", ["email": "Moved@Example.com", "email_verified": true], bearer: admin)
             #expect(moved.status == .ok && moved.string("email") == "moved@example.com", "\(moved.text)")
             _ = try await logIn(client, email: "moved@example.com", password: user.password)
-            let old = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+            let old = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
             #expect(old.status == .unauthorized)
             _ = try await signUp(client, email: "taken@example.com")
             let clash = try await client.json(.patch, "/admin/v1/users/\(userID)", ["email": "taken@example.com"], bearer: admin)
@@ -283,12 +310,15 @@ struct AdminAPITests {
             #expect(try await client.json(.post, "/admin/v1/users/\(userID)/password-reset", bearer: admin).status == .noContent)
             try await server.deliverMail()
             #expect(server.lastMail(to: "moved@example.com", kind: "recovery") != nil)
-            let created = try await client.json(.post, "/admin/v1/users", ["email": "weak@example.com", "password": "short"], bearer: admin)
+            let created = try await client.json(
+                .post, "/admin/v1/users", ["email": "weak@example.com", "password": "short"], bearer: admin)
             #expect(created.status == .unprocessableContent, "\(created.text)")
         }
     }
 
-    @Test("AD-6: clients and keys through the API as through the CLI (secret once, settings checked, key rotation in the JWKS); every change is an admin.* audit event naming the credential")
+    @Test(
+        "AD-6: clients and keys through the API as through the CLI (secret once, settings checked, key rotation in the JWKS); every change is an admin.* audit event naming the credential"
+    )
     func clientsKeysAudit() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
@@ -296,8 +326,10 @@ struct AdminAPITests {
             var admin = ops.token
             let made = try await client.json(
                 .post, "/admin/v1/clients",
-                ["client_id": "web", "name": "Web", "type": "confidential", "redirect_uris": ["https://app.example.com/cb"],
-                 "settings": ["email_verification": "off"]], bearer: admin)
+                [
+                    "client_id": "web", "name": "Web", "type": "confidential", "redirect_uris": ["https://app.example.com/cb"],
+                    "settings": ["email_verification": "off"],
+                ], bearer: admin)
             #expect(made.status == .created, "\(made.text)")
             let secret = try #require(made.string("client_secret"))
             #expect(try await client.json(.get, "/admin/v1/clients/web", bearer: admin).string("client_secret") == nil)
@@ -315,7 +347,8 @@ struct AdminAPITests {
             #expect(try await client.json(.get, "/admin/v1/clients/web", bearer: admin).status == .notFound)
 
             let before = try await client.json(.get, "/admin/v1/keys", bearer: admin)
-            let oldKid = try #require((before.object["keys"] as? [[String: Any]])?.first { $0["current"] as? Bool == true }?["kid"] as? String)
+            let oldKid = try #require(
+                (before.object["keys"] as? [[String: Any]])?.first { $0["current"] as? Bool == true }?["kid"] as? String)
             server.clock.advance(by: 1)  // events of one millisecond are ordered by id, not by time
             let rotated = try await client.json(.post, "/admin/v1/keys/rotate", bearer: admin)
             let newKid = try #require(rotated.string("kid"))
@@ -328,15 +361,17 @@ struct AdminAPITests {
             #expect(try await client.json(.post, "/admin/v1/keys/\(oldKid)/revoke", bearer: admin).status == .ok)
             // The admin's own token was signed by the revoked key: it stops working too.
             #expect(try await client.json(.get, "/admin/v1/audit", bearer: admin).status == .unauthorized)
-            let again = try await client.form("/oauth/token", ["grant_type": "client_credentials", "scope": "admin"], basic: ("ops", ops.secret))
+            let again = try await client.form(
+                "/oauth/token", ["grant_type": "client_credentials", "scope": "admin"], basic: ("ops", ops.secret))
             admin = try #require(again.string("access_token"))
 
             let audit = try await client.json(.get, "/admin/v1/audit?limit=1000", bearer: admin)
             // The test's own set-up (clients made in code, as the CLI makes them) is audited with actor `cli`.
             let admins = (audit.object["events"] as? [[String: Any]] ?? []).filter { $0["actor"] as? String == "client:ops" }
-            #expect(admins.compactMap { $0["type"] as? String } == [
-                "admin.client.created", "admin.client.updated", "admin.client.deleted", "admin.key.rotated", "admin.key.revoked",
-            ], "\(admins)")
+            #expect(
+                admins.compactMap { $0["type"] as? String } == [
+                    "admin.client.created", "admin.client.updated", "admin.client.deleted", "admin.key.rotated", "admin.key.revoked",
+                ], "\(admins)")
             #expect(admins.allSatisfy { ($0["request_id"] as? String)?.isEmpty == false && $0["method"] as? String == "admin" })
             let setUp = (audit.object["events"] as? [[String: Any]] ?? []).filter { $0["actor"] as? String == "cli" }
             #expect(setUp.contains { $0["type"] as? String == "admin.client.created" && $0["client_id"] as? String == "ops" })
@@ -363,7 +398,9 @@ struct AdminAPITests {
             let list = try await Subprocess.run(binary, ["users", "list", "--database-url", url, "--email", "cli-"])
             #expect(list.status == 0 && list.output.contains(userID), "\(list.output)")
             let export = try await Subprocess.run(binary, ["users", "export", userID, "--database-url", url])
-            #expect(export.status == 0 && export.output.contains("cli-user@example.com") && !export.output.contains("$argon2"), "\(export.output)")
+            #expect(
+                export.status == 0 && export.output.contains("cli-user@example.com") && !export.output.contains("$argon2"),
+                "\(export.output)")
             let disable = try await Subprocess.run(binary, ["users", "disable", userID, "--database-url", url])
             #expect(disable.status == 0 && disable.output.contains("disabled"))
             #expect(try await refresh(client, user.refreshToken).status == .badRequest)
@@ -373,7 +410,9 @@ struct AdminAPITests {
             #expect(delete.status == 0, "\(delete.output)")
             let gone = try await Subprocess.run(binary, ["users", "show", userID, "--database-url", url])
             #expect(gone.status != 0 && gone.output.contains("No user"), "\(gone.output)")
-            let events = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 100)).filter { $0.actor == "cli" && $0.userID != nil }
+            let events = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 100)).filter {
+                $0.actor == "cli" && $0.userID != nil
+            }
             #expect(events.map(\.type) == ["admin.user.exported", "admin.user.disabled", "admin.user.deleted"])
         }
     }

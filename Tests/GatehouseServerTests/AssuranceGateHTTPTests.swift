@@ -18,7 +18,9 @@ struct AssuranceGateHTTPTests {
 
     static let app = "gatehouse-app"
 
-    @Test("GATE-2: a required second factor gates provider, device and hosted sign-ins; completing it starts exactly one session", arguments: Method.allCases)
+    @Test(
+        "GATE-2: a required second factor gates provider, device and hosted sign-ins; completing it starts exactly one session",
+        arguments: Method.allCases)
     func gate(_ method: Method) async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -29,7 +31,8 @@ struct AssuranceGateHTTPTests {
         ]
         let policy = RequireTestFactor(clients: [])
         let server = try await SocialFixtures.server(fake, extra: [local], assurance: policy, factors: [TestSecondFactor()])
-        _ = try await server.createClient(id: "spa", redirectURIs: [Hosted.spa], settings: ["email_verification=off", "social_providers=github"])
+        _ = try await server.createClient(
+            id: "spa", redirectURIs: [Hosted.spa], settings: ["email_verification=off", "social_providers=github"])
         let services = server.services
         try await server.withRouter { client in
             // A device key registered before the requirement was turned on.
@@ -49,13 +52,15 @@ struct AssuranceGateHTTPTests {
             case .socialIDToken:
                 email = "ida@example.com"
                 let nonce = "n-" + UUID().uuidString
-                let token = try idp.token(idp.claims(subject: "s-1", audience: Self.app, nonce: nonce, email: email, now: server.clock.now()))
+                let token = try idp.token(
+                    idp.claims(subject: "s-1", audience: Self.app, nonce: nonce, email: email, now: server.clock.now()))
                 flowID = try Self.refused(
                     try await client.json(.post, "/v1/social/local/token", ["client_id": "social", "id_token": token, "nonce": nonce]))
             case .socialAccessToken:
                 email = "octo@example.com"
                 let token = try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")
-                flowID = try Self.refused(try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "access_token": token]))
+                flowID = try Self.refused(
+                    try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "access_token": token]))
             case .socialWebCallback:
                 email = "octo@example.com"
                 let landed = try await WebWalk(client: client, fake: fake).signIn("github", user: "octo", pkce: WebWalk.pkce())
@@ -71,7 +76,9 @@ struct AssuranceGateHTTPTests {
                 return
             }
             let user = try #require(try await server.persistence.read { try await $0.users.find(email: email) })
-            let live = { @Sendable in try await server.persistence.read { try await $0.sessions.listLive(userID: user.id, now: server.clock.now()) }.count }
+            let live = { @Sendable in
+                try await server.persistence.read { try await $0.sessions.listLive(userID: user.id, now: server.clock.now()) }.count
+            }
             let before = try await live()
             #expect(before == (deviceUser == nil ? 0 : 1), "no session started before the factor")
 
@@ -80,7 +87,8 @@ struct AssuranceGateHTTPTests {
                 try await factors.complete(flowID: flowID, factor: "test", response: "wrong", meta: RequestMeta())
             }
             #expect(try await live() == before)
-            let completed = try await factors.complete(flowID: flowID, factor: "test", response: TestSecondFactor.answer, meta: RequestMeta())
+            let completed = try await factors.complete(
+                flowID: flowID, factor: "test", response: TestSecondFactor.answer, meta: RequestMeta())
             switch completed.signedIn.started {
             case .app(let started):
                 #expect(started.session.amr.contains("mfa") && started.session.amr.contains("test"))
@@ -111,7 +119,9 @@ struct AssuranceGateHTTPTests {
     /// The hosted page: the sign-in waits on the factor page (no browser session, no code), a wrong
     /// answer is shown there, the right one signs the browser in and answers the client with a code
     /// whose tokens carry `mfa`.
-    static func hosted(_ method: Method, client: some TestClientProtocol, fake: ProviderAPIsServer, email: String, services: CoreServices) async throws {
+    static func hosted(
+        _ method: Method, client: some TestClientProtocol, fake: ProviderAPIsServer, email: String, services: CoreServices
+    ) async throws {
         let jar = HostedJar(client)
         let pkce = pkcePair()
         let request = Hosted.request(challenge: pkce.challenge)
@@ -123,7 +133,8 @@ struct AssuranceGateHTTPTests {
             let button = try #require(HostedJar.attribute(page.text, after: "id=\"social-github\" href=\""), "\(page.text)")
             let toProvider = try await jar.send(.get, button)
             let started = WebWalk.Started(
-                providerURL: try #require(toProvider.headers[.location].flatMap(URL.init(string:))), cookie: nil, status: toProvider.status, text: "")
+                providerURL: try #require(toProvider.headers[.location].flatMap(URL.init(string:))), cookie: nil, status: toProvider.status,
+                text: "")
             let back = try await WebWalk(client: client, fake: fake).approve(started, user: "octo")
             waiting = try await jar.open(back.path + (back.query.map { "?" + $0 } ?? ""))
         }
@@ -131,10 +142,12 @@ struct AssuranceGateHTTPTests {
         #expect(jar.cookies["gh_session"] == nil, "a browser session before the factor")
         let action = try #require(HostedJar.action(waiting, form: "factor"))
         let wrong = try await jar.submit(action, [("factor", "test"), ("code", "wrong")], csrf: HostedJar.csrf(waiting))
-        #expect(wrong.status == .unauthorized && wrong.text.contains("id=\"error\"") && wrong.text.contains("id=\"factor\""), "\(wrong.text)")
+        #expect(
+            wrong.status == .unauthorized && wrong.text.contains("id=\"error\"") && wrong.text.contains("id=\"factor\""), "\(wrong.text)")
         #expect(jar.cookies["gh_session"] == nil)
         let landed = try await jar.submit(action, [("factor", "test"), ("code", TestSecondFactor.answer)], csrf: HostedJar.csrf(wrong))
-        #expect(landed.status == .seeOther && landed.headers[.location]?.hasPrefix(Hosted.spa + "?") == true, "\(landed.status) \(landed.text)")
+        #expect(
+            landed.status == .seeOther && landed.headers[.location]?.hasPrefix(Hosted.spa + "?") == true, "\(landed.status) \(landed.text)")
         #expect(jar.cookies["gh_session"] != nil)
         let tokens = try await Hosted.exchange(client, code: try #require(HostedJar.query(landed)["code"]), verifier: pkce.verifier)
         #expect(tokens.status == .ok, "\(tokens.text)")

@@ -11,7 +11,9 @@ struct AudienceTests {
     static let api = "https://api.example.com"
     static let files = "https://files.example.com/v2"
 
-    @Test("A client's audiences go into its access tokens after the issuer; `resource` narrows to one; an unknown one is invalid_target and spends nothing", arguments: TestDatabase.available)
+    @Test(
+        "A client's audiences go into its access tokens after the issuer; `resource` narrows to one; an unknown one is invalid_target and spends nothing",
+        arguments: TestDatabase.available)
     func audiences(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.createClient(id: "apps", settings: ["email_verification=off", "audiences=\(Self.api),\(Self.files)"])
@@ -28,10 +30,15 @@ struct AudienceTests {
             #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status == .ok)
 
             let unknown = try await client.form(
-                "/oauth/token", ["grant_type": "refresh_token", "refresh_token": user.refreshToken, "client_id": "apps", "resource": "https://evil.example.com"])
+                "/oauth/token",
+                [
+                    "grant_type": "refresh_token", "refresh_token": user.refreshToken, "client_id": "apps",
+                    "resource": "https://evil.example.com",
+                ])
             #expect(unknown.status == .badRequest && unknown.string("error") == "invalid_target", "\(unknown.text)")
             let narrowed = try await client.form(
-                "/oauth/token", ["grant_type": "refresh_token", "refresh_token": user.refreshToken, "client_id": "apps", "resource": Self.files])
+                "/oauth/token",
+                ["grant_type": "refresh_token", "refresh_token": user.refreshToken, "client_id": "apps", "resource": Self.files])
             #expect(narrowed.status == .ok, "the refused request spent nothing: \(narrowed.text)")
             let access = try #require(narrowed.string("access_token"))
             #expect(try decodeClaims(access)["aud"] as? [String] == [issuer, Self.files])

@@ -9,7 +9,9 @@ import Testing
 
 @Suite("Audit log")
 struct AuditTests {
-    @Test("AL-1: sign-up, sign-in, failed and throttled sign-ins, refresh-token reuse, password change and logout are in the audit log with client, method and address block, no secret; filters and the after-cursor read every event once", arguments: TestDatabase.available)
+    @Test(
+        "AL-1: sign-up, sign-in, failed and throttled sign-ins, refresh-token reuse, password change and logout are in the audit log with client, method and address block, no secret; filters and the after-cursor read every event once",
+        arguments: TestDatabase.available)
     func events(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database) { $0.maxFailuresPerAccount = 2 }
         let secrets = Mutex<[String]>([])
@@ -23,14 +25,18 @@ struct AuditTests {
             secrets.withLock { $0 += [user.password, user.accessToken, user.refreshToken, login.accessToken, login.refreshToken] }
             for _ in 0..<3 {
                 server.clock.advance(by: 1)
-                _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": stranger, "password": "guess number one"])
+                _ = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": stranger, "password": "guess number one"])
             }
             let first = try await refresh(client, user.refreshToken)
             secrets.withLock { $0 += [first.string("refresh_token") ?? "", first.string("access_token") ?? ""] }
             server.clock.advance(by: 11)
             #expect(try await refresh(client, user.refreshToken).status == .badRequest)
             server.clock.advance(by: 1)
-            #expect(try await client.json(.put, "/v1/me/password", ["current_password": user.password, "password": "a new long secret"], bearer: login.accessToken).status == .noContent)
+            #expect(
+                try await client.json(
+                    .put, "/v1/me/password", ["current_password": user.password, "password": "a new long secret"], bearer: login.accessToken
+                ).status == .noContent)
             server.clock.advance(by: 1)
             #expect(try await client.json(.post, "/v1/logout", ["scope": "local"], bearer: login.accessToken).status == .noContent)
 
@@ -38,10 +44,11 @@ struct AuditTests {
             // The set-up's clients are audited too (`admin.client.created`, AD-6): not this test's subject.
             let all = try await log.list(AuditQuery(limit: 1000)).filter { !$0.type.hasPrefix("admin.") }
             let types = all.map(\.type)
-            #expect(types == [
-                "user.created", "user.signed_in", "sign_in.failed", "sign_in.failed", "sign_in.throttled", "refresh_token.reused",
-                "password.changed", "session.revoked",
-            ])
+            #expect(
+                types == [
+                    "user.created", "user.signed_in", "sign_in.failed", "sign_in.failed", "sign_in.throttled", "refresh_token.reused",
+                    "password.changed", "session.revoked",
+                ])
             // Every event names the HTTP request that caused it (the answer's Request-Id).
             #expect(all.allSatisfy { ($0.requestID ?? "").count >= 16 }, "\(all.map { ($0.type, $0.requestID) })")
             #expect(Set(all.compactMap(\.requestID)).count >= all.count - 1, "one request id per request")
@@ -66,7 +73,9 @@ struct AuditTests {
             var newest = AuditQuery(limit: 2)
             newest.newestFirst = true
             #expect(try await log.list(newest) == Array(paged.suffix(2).reversed()), "the newest two, newest first")
-            #expect(paged.filter { !$0.type.hasPrefix("admin.") } == all && paged.count == all.count + 2, "every event once, the set-up's two clients included")
+            #expect(
+                paged.filter { !$0.type.hasPrefix("admin.") } == all && paged.count == all.count + 2,
+                "every event once, the set-up's two clients included")
 
             let lines = all.map(AuditLog.jsonLine).joined(separator: "\n")
             #expect(!lines.contains(email) && !lines.contains(stranger))
@@ -74,19 +83,25 @@ struct AuditTests {
         }
     }
 
-    @Test("AL-4: one-time codes, verification and recovery mails sent are audited as code.sent by purpose and channel, naming the address by its hash only")
+    @Test(
+        "AL-4: one-time codes, verification and recovery mails sent are audited as code.sent by purpose and channel, naming the address by its hash only"
+    )
     func codesSent() async throws {
         let server = try await TestServer.start(.sqlite)
         try await server.createClient(id: "codes", settings: ["methods=password,email_otp"])
         try await server.withRouter { client in
-            #expect(try await client.json(.post, "/v1/signup", ["client_id": "codes", "email": "sent@example.com", "password": "correct horse battery"]).status == .created)
+            #expect(
+                try await client.json(
+                    .post, "/v1/signup", ["client_id": "codes", "email": "sent@example.com", "password": "correct horse battery"]
+                ).status == .created)
             server.clock.advance(by: 61)
             _ = try await client.json(.post, "/v1/otp", ["client_id": "codes", "email": "sent@example.com"])
             server.clock.advance(by: 61)
             _ = try await client.json(.post, "/v1/recovery", ["client_id": "codes", "email": "sent@example.com"])
             let sent = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: AuditEvent.codeSent))
             #expect(sent.map(\.method) == ["email_verification", "email_login", "email_recovery"])
-            #expect(sent.allSatisfy { $0.account == AuditEvent.account(of: "sent@example.com") && $0.userID != nil && $0.clientID == "codes" })
+            #expect(
+                sent.allSatisfy { $0.account == AuditEvent.account(of: "sent@example.com") && $0.userID != nil && $0.clientID == "codes" })
             #expect(!sent.map(AuditLog.jsonLine).joined().contains("sent@example.com"))
         }
     }
@@ -96,7 +111,8 @@ struct AuditTests {
         let server = try await TestServer.start(.sqlite)
         try await server.createClient(id: "codes", settings: ["methods=password,email_otp"])
         try await server.withRouter { client in
-            _ = try await client.json(.post, "/v1/signup", ["client_id": "codes", "email": "wrong@example.com", "password": "correct horse battery"])
+            _ = try await client.json(
+                .post, "/v1/signup", ["client_id": "codes", "email": "wrong@example.com", "password": "correct horse battery"])
             let guesses = [("/v1/verify", "111111"), ("/v1/otp/verify", "222222"), ("/v1/recovery/verify", "333333")]
             for (path, code) in guesses {
                 server.clock.advance(by: 1)
@@ -105,7 +121,10 @@ struct AuditTests {
             }
             let failed = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: AuditEvent.codeFailed))
             #expect(failed.map(\.method) == ["email_verification", "email_login", "email_recovery"])
-            #expect(failed.allSatisfy { ["invalid_code", "code_expired"].contains($0.reason) && $0.account == AuditEvent.account(of: "wrong@example.com") })
+            #expect(
+                failed.allSatisfy {
+                    ["invalid_code", "code_expired"].contains($0.reason) && $0.account == AuditEvent.account(of: "wrong@example.com")
+                })
             let lines = failed.map(AuditLog.jsonLine).joined()
             #expect(!lines.contains("111111") && !lines.contains("222222") && !lines.contains("333333"))
         }
@@ -118,7 +137,8 @@ struct AuditTests {
             _ = try await signUp(client)
             server.clock.advance(by: 29 * 86400)
             _ = try await Housekeeping(services: server.services).run()
-            #expect(try await AuditLog(persistence: server.persistence).list(AuditQuery()).filter { !$0.type.hasPrefix("admin.") }.count == 1)
+            #expect(
+                try await AuditLog(persistence: server.persistence).list(AuditQuery()).filter { !$0.type.hasPrefix("admin.") }.count == 1)
             server.clock.advance(by: 2 * 86400)
             _ = try await Housekeeping(services: server.services).run()
             #expect(try await AuditLog(persistence: server.persistence).list(AuditQuery()).isEmpty)
@@ -132,7 +152,8 @@ struct AuditTests {
         try await server.withRouter { client in
             _ = try await signUp(client, email: "cli-audit@example.com")
             server.clock.advance(by: 1)
-            _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": "Cli-Audit@Example.com", "password": "wrong guess here"])
+            _ = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": "Cli-Audit@Example.com", "password": "wrong guess here"])
             let binary = Subprocess.builtProduct("gatehouse")
             let all = try await Subprocess.run(binary, ["audit", "--database-url", url])
             #expect(all.status == 0, "\(all.output)")
@@ -140,8 +161,12 @@ struct AuditTests {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
             }
             #expect(records.map { $0["type"] }.filter { $0?.hasPrefix("admin.") == false } == ["user.created", "sign_in.failed"])
-            #expect(records.contains { $0["type"] == "admin.client.created" && $0["actor"] == "cli" && $0["client_id"] == TestServer.openClient })
-            let failed = try await Subprocess.run(binary, ["audit", "--database-url", url, "--identifier", "CLI-AUDIT@example.com", "--type", "sign_in.failed"])
+            #expect(
+                records.contains {
+                    $0["type"] == "admin.client.created" && $0["actor"] == "cli" && $0["client_id"] == TestServer.openClient
+                })
+            let failed = try await Subprocess.run(
+                binary, ["audit", "--database-url", url, "--identifier", "CLI-AUDIT@example.com", "--type", "sign_in.failed"])
             #expect(failed.output.split(separator: "\n").count == 1 && failed.output.contains("invalid_credentials"))
             let none = try await Subprocess.run(binary, ["audit", "--database-url", url, "--identifier", "other@example.com"])
             #expect(none.status == 0 && none.output.isEmpty)

@@ -22,11 +22,20 @@ struct BadInputTests {
         Case(label: "wrong types", body: Array(#"{"email": 42, "password": true}"#.utf8), contentType: "application/json", status: 422),
         Case(label: "missing fields", body: Array(#"{"email": "a@b.co"}"#.utf8), contentType: "application/json", status: 422),
         Case(label: "null field", body: Array(#"{"email": null, "password": "x"}"#.utf8), contentType: "application/json", status: 422),
-        Case(label: "invalid UTF-8", body: Array(#"{"email": ""#.utf8) + [0xff, 0xfe] + Array(#"", "password": "correct horse battery"}"#.utf8), contentType: "application/json", status: 400),
-        Case(label: "wrong content type", body: Array(#"{"email": "a@b.co", "password": "x"}"#.utf8), contentType: "text/plain", status: 415),
+        Case(
+            label: "invalid UTF-8",
+            body: Array(#"{"email": ""#.utf8) + [0xff, 0xfe] + Array(#"", "password": "correct horse battery"}"#.utf8),
+            contentType: "application/json", status: 400),
+        Case(
+            label: "wrong content type", body: Array(#"{"email": "a@b.co", "password": "x"}"#.utf8), contentType: "text/plain", status: 415),
         Case(label: "no content type", body: Array(#"{"email": "a@b.co", "password": "x"}"#.utf8), contentType: nil, status: 415),
-        Case(label: "over 1 MiB", body: Array(#"{"email": ""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 1 << 20) + Array(#""}"#.utf8), contentType: "application/json", status: 413),
-        Case(label: "deeply nested", body: Array((String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)).utf8), contentType: "application/json", status: 400),
+        Case(
+            label: "over 1 MiB",
+            body: Array(#"{"email": ""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 1 << 20) + Array(#""}"#.utf8),
+            contentType: "application/json", status: 413),
+        Case(
+            label: "deeply nested", body: Array((String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)).utf8),
+            contentType: "application/json", status: 400),
     ]
 
     @Test("JSON routes answer 4xx problem documents", arguments: cases)
@@ -109,17 +118,22 @@ struct NullFieldTests {
                 (.patch, "/v1/me", ["profile": ["metadata": NSNull()]], "profile.metadata"),
                 (.patch, "/v1/me", ["profile": ["given_name": NSNull()]], "profile.given_name"),
                 (.post, "/v1/logout", ["scope": NSNull()], "scope"),
-                (.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password, "scope": NSNull()], "scope"),
+                (
+                    .post, "/v1/login",
+                    ["client_id": TestServer.openClient, "email": user.email, "password": user.password, "scope": NSNull()], "scope"
+                ),
             ]
             for (method, path, body, field) in cases {
                 let response = try await client.json(method, path, body, bearer: user.accessToken)
                 #expect(response.status == .unprocessableContent, "\(path) \(field): \(response.text)")
                 let errors = response.object["errors"] as? [[String: Any]]
-                #expect(errors?.first?["field"] as? String == field && errors?.first?["code"] as? String == "invalid_type", "\(response.text)")
+                #expect(
+                    errors?.first?["field"] as? String == field && errors?.first?["code"] as? String == "invalid_type", "\(response.text)")
             }
             // Inside metadata a null is a value.
             let inner: [String: any Sendable] = ["tier": NSNull(), "plan": "pro"]
-            let metadata = try await client.json(.patch, "/v1/me", ["profile": ["metadata": inner] as [String: any Sendable]], bearer: user.accessToken)
+            let metadata = try await client.json(
+                .patch, "/v1/me", ["profile": ["metadata": inner] as [String: any Sendable]], bearer: user.accessToken)
             #expect(metadata.status == .ok, "\(metadata.text)")
             // The agreement versions are documented as "absent or null".
             let other = try await signUp(client, clientID: "terms")

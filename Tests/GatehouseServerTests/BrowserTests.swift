@@ -12,7 +12,8 @@ enum Browser {
         .deletingLastPathComponent().appendingPathComponent("scripts/browser/reset_flow.py")
 
     static func available() async throws -> Bool {
-        let binaries = FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+        let binaries =
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
         let selenium = try await TestTools.pythonHas("selenium")
         return try TestTools.require(
@@ -23,8 +24,9 @@ enum Browser {
 
 @Suite("Hosted pages in a real browser")
 struct BrowserTests {
-    @Test("Headless Chromium: open the reset link, see the page, set a new password, sign in with it",
-          .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
+    @Test(
+        "Headless Chromium: open the reset link, see the page, set a new password, sign in with it",
+        .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
     func resetInChromium() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         let app = server.server.makeApplication()
@@ -38,7 +40,8 @@ struct BrowserTests {
                 let screenshot = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-reset-\(UUID().uuidString).png")
                 defer { try? FileManager.default.removeItem(at: screenshot) }
                 let result = try await Subprocess.run(
-                    URL(fileURLWithPath: "/usr/bin/env"), ["python3", Browser.script.path, "http://127.0.0.1:\(port)\(path)", "browser chosen pass", screenshot.path])
+                    URL(fileURLWithPath: "/usr/bin/env"),
+                    ["python3", Browser.script.path, "http://127.0.0.1:\(port)\(path)", "browser chosen pass", screenshot.path])
                 #expect(result.status == 0, "\(result.output)")
                 // For a person to look at: GATEHOUSE_KEEP_SCREENSHOT=/path/file.png keeps it.
                 if let keep = ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOT"] {
@@ -46,7 +49,8 @@ struct BrowserTests {
                     try FileManager.default.copyItem(at: screenshot, to: URL(fileURLWithPath: keep))
                 }
                 _ = try await logIn(client, email: user.email, password: "browser chosen pass")
-                let old = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+                let old = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
                 #expect(old.status == .unauthorized)
             }
         } catch {
@@ -56,27 +60,32 @@ struct BrowserTests {
         await server.stop()
     }
 
-    @Test("Headless Chromium in the admin console: sign in by a CLI link, see the charts, search a user, revoke a session, find it in the audit view",
-          .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
+    @Test(
+        "Headless Chromium in the admin console: sign in by a CLI link, see the charts, search a user, revoke a session, find it in the audit view",
+        .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
     func consoleInChromium() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         let app = server.server.makeApplication()
-        let screenshots = URL(fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)").path)
+        let screenshots = URL(
+            fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)").path)
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
         do {
             try await app.test(.live) { client in
                 let port = try #require(client.port)
                 let user = try await signUp(client, email: "console-victim@example.com")
                 let second = try await logIn(client, email: user.email, password: user.password)
-                _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "a wrong guess"])
+                _ = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "a wrong guess"])
                 _ = try await refresh(client, second.refreshToken)
                 // The link as `gatehouse console link` makes it.
                 let binary = Subprocess.builtProduct("gatehouse")
-                let made = try await Subprocess.run(binary, [
-                    "console", "link", "--operator", "ada", "--database-url", server.server.configuration.databaseURL,
-                    "--public-url", "http://127.0.0.1:\(port)",
-                ])
+                let made = try await Subprocess.run(
+                    binary,
+                    [
+                        "console", "link", "--operator", "ada", "--database-url", server.server.configuration.databaseURL,
+                        "--public-url", "http://127.0.0.1:\(port)",
+                    ])
                 #expect(made.status == 0, "\(made.output)")
                 let link = try #require(made.output.split(separator: "\n").last.map(String.init))
                 let script = Browser.script.deletingLastPathComponent().appendingPathComponent("console_flow.py")

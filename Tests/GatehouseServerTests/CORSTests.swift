@@ -18,12 +18,15 @@ struct CORSTests {
     @Test("Preflight and answers for a registered origin, errors included; nothing for another origin")
     func registeredOrigin() async throws {
         let server = try await TestServer.startOpen(.sqlite)
-        try await server.createClient(id: "spa", settings: ["email_verification=off", "allowed_origins=https://APP.example.com:443,http://localhost:3000"])
+        try await server.createClient(
+            id: "spa", settings: ["email_verification=off", "allowed_origins=https://APP.example.com:443,http://localhost:3000"])
         try await server.withRouter { client in
             // Preflight for a bearer route: answered before authentication.
             let preflight = try await client.executeRequest(
                 uri: "/v1/me", method: .options,
-                headers: Self.headers(["Origin": Self.web, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"]),
+                headers: Self.headers([
+                    "Origin": Self.web, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization",
+                ]),
                 body: nil)
             #expect(preflight.status == .noContent)
             #expect(preflight.headers[HTTPField.Name("Access-Control-Allow-Origin")!] == Self.web)
@@ -61,7 +64,10 @@ struct CORSTests {
     @Test("allowed_origins takes exact origins only")
     func settingValidation() async throws {
         let server = try await TestServer.startOpen(.sqlite)
-        for bad in ["https://app.example.com/path", "ftp://files.example.com", "app.example.com", "https://a.example.com/", "https://u:p@a.example.com"] {
+        for bad in [
+            "https://app.example.com/path", "ftp://files.example.com", "app.example.com", "https://a.example.com/",
+            "https://u:p@a.example.com",
+        ] {
             await #expect(throws: (any Error).self, "\(bad)") {
                 try await server.createClient(id: "bad-\(UUID().uuidString.prefix(6))", settings: ["allowed_origins=\(bad)"])
             }

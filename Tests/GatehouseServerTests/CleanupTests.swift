@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Clean-up of expired rows")
 struct CleanupTests {
-    @Test("Expired codes, counters, flows, ended sessions with their refresh chains and sent mail go; live ones stay", arguments: TestDatabase.available)
+    @Test(
+        "Expired codes, counters, flows, ended sessions with their refresh chains and sent mail go; live ones stay",
+        arguments: TestDatabase.available)
     func purge(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database) { $0.cleanupInterval = 0 }
         let housekeeping = Housekeeping(services: server.server.services)
@@ -16,8 +18,11 @@ struct CleanupTests {
             // Ended: a user who logs out; counted: a wrong password; mailed: a recovery (a code and a sent mail).
             let leaving = try await signUp(client)
             #expect(try await client.json(.post, "/v1/logout", [:], bearer: leaving.accessToken).status == .noContent)
-            _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": leaving.email, "password": "wrong password"])
-            #expect(try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": leaving.email]).status == .accepted)
+            _ = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": leaving.email, "password": "wrong password"])
+            #expect(
+                try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": leaving.email]).status
+                    == .accepted)
             try await server.deliverMail()
             // Nothing is old enough yet.
             #expect(try await housekeeping.run().isEmpty)

@@ -16,7 +16,9 @@ struct TestDevice {
 
     var publicKey: String { Base64URL.encode(key.publicKey.x963Representation) }
 
-    func signature(for challenge: TestResponse, clientID: String = TestServer.openClient, with signer: P256.Signing.PrivateKey? = nil)
+    func signature(
+        for challenge: TestResponse, clientID: String = TestServer.openClient, with signer: P256.Signing.PrivateKey? = nil
+    )
         throws -> String
     {
         let message = DeviceSignature.message(
@@ -27,8 +29,11 @@ struct TestDevice {
 }
 
 extension TestClientProtocol {
-    func register(_ device: inout TestDevice, type: String = "pin", customType: String? = nil, bearer: String) async throws -> TestResponse {
-        var body: [String: any Sendable] = ["type": type, "device_id": device.deviceID, "device_name": "Ada's phone", "public_key": device.publicKey]
+    func register(_ device: inout TestDevice, type: String = "pin", customType: String? = nil, bearer: String) async throws -> TestResponse
+    {
+        var body: [String: any Sendable] = [
+            "type": type, "device_id": device.deviceID, "device_name": "Ada's phone", "public_key": device.publicKey,
+        ]
         if let customType { body["custom_type"] = customType }
         let response = try await json(.post, "/v1/me/authenticators", body, bearer: bearer)
         if let id = response.string("id") { device.authenticatorID = id }
@@ -60,7 +65,9 @@ extension TestResponse {
 
 @Suite("Device authenticators")
 struct DeviceAuthenticatorTests {
-    @Test("Register, authenticate with amr pin, wrong answers counted 3/1/2 then 3/2/1, the third deletes it and ends its sessions", arguments: TestDatabase.available)
+    @Test(
+        "Register, authenticate with amr pin, wrong answers counted 3/1/2 then 3/2/1, the third deletes it and ends its sessions",
+        arguments: TestDatabase.available)
     func lifecycle(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.withRouter { client in
@@ -128,7 +135,9 @@ struct DeviceAuthenticatorTests {
         }
     }
 
-    @Test("20 concurrent wrong signatures: at most the maximum are checked, then the authenticator is gone", arguments: TestDatabase.available)
+    @Test(
+        "20 concurrent wrong signatures: at most the maximum are checked, then the authenticator is gone", arguments: TestDatabase.available
+    )
     func concurrentGuesses(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.withRouter { client in
@@ -187,7 +196,10 @@ struct DeviceAuthenticatorTests {
             server.clock.advance(by: 121)
             let expired = try await client.json(
                 .post, "/v1/authenticators/authenticate",
-                ["client_id": TestServer.openClient, "challenge_id": late.string("challenge_id") ?? "", "signature": try device.signature(for: late)])
+                [
+                    "client_id": TestServer.openClient, "challenge_id": late.string("challenge_id") ?? "",
+                    "signature": try device.signature(for: late),
+                ])
             #expect(expired.string("code") == "challenge_expired")
             // Neither counted as a failure.
             #expect(try await client.challenge(device).counts == [3, 0, 3])
@@ -217,10 +229,14 @@ struct DeviceAuthenticatorTests {
             // Deleting one ends its sessions only.
             let listed = try await client.json(.get, "/v1/me/authenticators", bearer: user.accessToken)
             #expect((listed.object["authenticators"] as? [Any])?.count == 2)
-            #expect(try await client.json(.delete, "/v1/me/authenticators/\(face.authenticatorID)", bearer: user.accessToken).status == .noContent)
+            #expect(
+                try await client.json(.delete, "/v1/me/authenticators/\(face.authenticatorID)", bearer: user.accessToken).status
+                    == .noContent)
             #expect(try await refresh(client, try #require(bio.string("refresh_token"))).status == .badRequest)
             #expect(try await refresh(client, try #require(signedIn.string("refresh_token"))).status == .ok)
-            #expect(try await client.json(.delete, "/v1/me/authenticators/\(face.authenticatorID)", bearer: user.accessToken).status == .notFound)
+            #expect(
+                try await client.json(.delete, "/v1/me/authenticators/\(face.authenticatorID)", bearer: user.accessToken).status
+                    == .notFound)
         }
     }
 
@@ -242,18 +258,56 @@ struct DeviceAuthenticatorTests {
                 ("bad type", .post, "/v1/me/authenticators", merged(["type": "retina"]), user.accessToken, 422, "validation_failed"),
                 ("bad key", .post, "/v1/me/authenticators", merged(["public_key": "AAAA"]), user.accessToken, 422, "validation_failed"),
                 ("short device id", .post, "/v1/me/authenticators", merged(["device_id": "x"]), user.accessToken, 422, "validation_failed"),
-                ("custom without type", .post, "/v1/me/authenticators", merged(["type": "custom"]), user.accessToken, 422, "validation_failed"),
-                ("pin with custom type", .post, "/v1/me/authenticators", merged(["custom_type": "x"]), user.accessToken, 422, "validation_failed"),
-                ("same key again", .post, "/v1/me/authenticators", merged(["device_id": device.deviceID]), user.accessToken, 409, "authenticator_exists"),
+                (
+                    "custom without type", .post, "/v1/me/authenticators", merged(["type": "custom"]), user.accessToken, 422,
+                    "validation_failed"
+                ),
+                (
+                    "pin with custom type", .post, "/v1/me/authenticators", merged(["custom_type": "x"]), user.accessToken, 422,
+                    "validation_failed"
+                ),
+                (
+                    "same key again", .post, "/v1/me/authenticators", merged(["device_id": device.deviceID]), user.accessToken, 409,
+                    "authenticator_exists"
+                ),
                 ("another user's", .delete, "/v1/me/authenticators/\(device.authenticatorID)", nil, other.accessToken, 404, "not_found"),
-                ("unknown id", .post, "/v1/authenticators/challenge", ["client_id": TestServer.openClient, "authenticator_id": "nope"], nil, 401, "device_deregistered"),
-                ("empty id", .post, "/v1/authenticators/challenge", ["client_id": TestServer.openClient, "authenticator_id": ""], nil, 422, "validation_failed"),
-                ("other client", .post, "/v1/authenticators/challenge", ["client_id": "no-devices", "authenticator_id": device.authenticatorID], nil, 403, "not_enabled"),
-                ("unknown client", .post, "/v1/authenticators/challenge", ["client_id": "ghost", "authenticator_id": device.authenticatorID], nil, 400, "invalid_client"),
-                ("missing field", .post, "/v1/authenticators/authenticate", ["client_id": TestServer.openClient], nil, 422, "validation_failed"),
-                ("bad challenge id", .post, "/v1/authenticators/authenticate", ["client_id": TestServer.openClient, "challenge_id": "x", "signature": String(repeating: "A", count: 86)], nil, 401, "challenge_expired"),
-                ("signature not base64url", .post, "/v1/authenticators/authenticate", ["client_id": TestServer.openClient, "challenge_id": UUID().uuidString, "signature": "%%%"], nil, 422, "validation_failed"),
-                ("custom data too long", .post, "/v1/authenticators/authenticate", ["client_id": TestServer.openClient, "challenge_id": UUID().uuidString, "signature": String(repeating: "A", count: 86), "custom_data": String(repeating: "x", count: 5000)], nil, 422, "validation_failed"),
+                (
+                    "unknown id", .post, "/v1/authenticators/challenge", ["client_id": TestServer.openClient, "authenticator_id": "nope"],
+                    nil, 401, "device_deregistered"
+                ),
+                (
+                    "empty id", .post, "/v1/authenticators/challenge", ["client_id": TestServer.openClient, "authenticator_id": ""], nil,
+                    422, "validation_failed"
+                ),
+                (
+                    "other client", .post, "/v1/authenticators/challenge",
+                    ["client_id": "no-devices", "authenticator_id": device.authenticatorID], nil, 403, "not_enabled"
+                ),
+                (
+                    "unknown client", .post, "/v1/authenticators/challenge",
+                    ["client_id": "ghost", "authenticator_id": device.authenticatorID], nil, 400, "invalid_client"
+                ),
+                (
+                    "missing field", .post, "/v1/authenticators/authenticate", ["client_id": TestServer.openClient], nil, 422,
+                    "validation_failed"
+                ),
+                (
+                    "bad challenge id", .post, "/v1/authenticators/authenticate",
+                    ["client_id": TestServer.openClient, "challenge_id": "x", "signature": String(repeating: "A", count: 86)], nil, 401,
+                    "challenge_expired"
+                ),
+                (
+                    "signature not base64url", .post, "/v1/authenticators/authenticate",
+                    ["client_id": TestServer.openClient, "challenge_id": UUID().uuidString, "signature": "%%%"], nil, 422,
+                    "validation_failed"
+                ),
+                (
+                    "custom data too long", .post, "/v1/authenticators/authenticate",
+                    [
+                        "client_id": TestServer.openClient, "challenge_id": UUID().uuidString,
+                        "signature": String(repeating: "A", count: 86), "custom_data": String(repeating: "x", count: 5000),
+                    ], nil, 422, "validation_failed"
+                ),
             ]
             for (name, method, path, body, bearer, status, code) in cases {
                 let response = try await client.json(method, path, body, bearer: bearer)
@@ -261,7 +315,8 @@ struct DeviceAuthenticatorTests {
                 #expect(response.string("code") == code, "\(name): \(response.text)")
                 #expect(response.headers[.contentType] == "application/problem+json", "\(name)")
             }
-            let malformed = try await client.raw(.post, "/v1/authenticators/challenge", body: Array("{".utf8), contentType: "application/json")
+            let malformed = try await client.raw(
+                .post, "/v1/authenticators/challenge", body: Array("{".utf8), contentType: "application/json")
             #expect(malformed.status == .badRequest)
 
             // A sign-in and a failure, then the log holds neither the signature nor the key.
@@ -280,8 +335,9 @@ struct DeviceAuthenticatorTests {
 }
 
 extension DeviceAuthenticatorTests {
-    @Test("Two nodes on one PostgreSQL: 20 concurrent wrong signatures split across both are checked at most three times",
-          .enabled(if: TestDatabase.postgresURL != nil))
+    @Test(
+        "Two nodes on one PostgreSQL: 20 concurrent wrong signatures split across both are checked at most three times",
+        .enabled(if: TestDatabase.postgresURL != nil))
     func twoNodes() async throws {
         try await withTwoNodes { one, two in
             let user = try await signUp(one)
@@ -293,10 +349,14 @@ extension DeviceAuthenticatorTests {
                 let node: any TestClientProtocol = index.isMultiple(of: 2) ? one : two
                 let challenge = try await node.challenge(registered)
                 // Answered on the other node than the one that issued the challenge.
-                calls.append((index.isMultiple(of: 2) ? two : one, [
-                    "client_id": TestServer.openClient, "challenge_id": try #require(challenge.string("challenge_id")),
-                    "signature": try registered.signature(for: challenge, with: P256.Signing.PrivateKey()),
-                ]))
+                calls.append(
+                    (
+                        index.isMultiple(of: 2) ? two : one,
+                        [
+                            "client_id": TestServer.openClient, "challenge_id": try #require(challenge.string("challenge_id")),
+                            "signature": try registered.signature(for: challenge, with: P256.Signing.PrivateKey()),
+                        ]
+                    ))
             }
             let answers = try await withThrowingTaskGroup(of: (String?, [Int?]).self) { group in
                 for (node, body) in calls {

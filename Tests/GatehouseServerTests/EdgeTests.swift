@@ -28,11 +28,13 @@ struct EdgeTests {
         router.add(middleware: EdgeMiddleware(trustForwardedFor: false, cors: CORSPolicy(origins: services.allowedOrigins)))
         router.group("/edge/whoami")
             .add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
-            .add(middleware: AuthenticationMiddleware(authenticators: [
-                BrowserSessionAuthenticator(sessions: services.browserSessions),
-                AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services)),
-                BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services)),
-            ]))
+            .add(
+                middleware: AuthenticationMiddleware(authenticators: [
+                    BrowserSessionAuthenticator(sessions: services.browserSessions),
+                    AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services)),
+                    BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services)),
+                ])
+            )
             .get { _, context in describe(context.identity) }
 
         // One error, three groups, three shapes.
@@ -118,7 +120,8 @@ struct EdgeTests {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
             let answers = [
-                try await client.executeRequest(uri: "/v1/client?client_id=\(TestServer.openClient)", method: .get, headers: [:], body: nil),
+                try await client.executeRequest(
+                    uri: "/v1/client?client_id=\(TestServer.openClient)", method: .get, headers: [:], body: nil),
                 try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": "x@example.com", "password": "p"]),
                 try await client.form("/oauth/token", ["grant_type": "nonsense"]),
                 try await client.executeRequest(uri: "/reset?token=gh_l_unknown", method: .get, headers: [:], body: nil),
@@ -142,9 +145,12 @@ struct EdgeTests {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
             let user = try await signUp(client)
-            for (method, path) in [("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/sessions"),
-                                   ("GET", "/v1/me/agreements"), ("GET", "/v1/me/required-fields")] {
-                let answer = method == "PATCH"
+            for (method, path) in [
+                ("GET", "/v1/me"), ("PATCH", "/v1/me"), ("GET", "/v1/me/sessions"),
+                ("GET", "/v1/me/agreements"), ("GET", "/v1/me/required-fields"),
+            ] {
+                let answer =
+                    method == "PATCH"
                     ? try await client.json(.patch, path, ["profile": ["given_name": "Ada"]], bearer: user.accessToken)
                     : try await client.json(.get, path, bearer: user.accessToken)
                 #expect(answer.status == .ok, "\(path): \(answer.text)")

@@ -77,7 +77,9 @@ struct ErrorCodeCatalogTests {
         }
         for made in [#"ErrorCode\(\s*""#, #"ErrorCode\(rawValue:"#, #"code:\s*""#, #"ErrorCode\s*=\s*""#] {
             let pattern = try NSRegularExpression(pattern: made)
-            #expect(pattern.firstMatch(in: sources, range: NSRange(sources.startIndex..., in: sources)) == nil, "the server builds an ErrorCode from a string (\(made))")
+            #expect(
+                pattern.firstMatch(in: sources, range: NSRange(sources.startIndex..., in: sources)) == nil,
+                "the server builds an ErrorCode from a string (\(made))")
         }
     }
 

@@ -29,9 +29,13 @@ struct HookPayloadTests {
         defer { fake.stop() }
         let idp = TestIDTokenIssuer()
         let jwks = try await HookServer.start { _ in HookServer.Answer(body: idp.jwks) }
-        let providers = SocialFixtures.providers(fake) + [
-            ["id": "local", "type": "oidc", "issuer": idp.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks", "client_ids": [Self.app]]
-        ]
+        let providers =
+            SocialFixtures.providers(fake) + [
+                [
+                    "id": "local", "type": "oidc", "issuer": idp.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+                    "client_ids": [Self.app],
+                ]
+            ]
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: ["providers": providers]).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -52,7 +56,9 @@ struct HookPayloadTests {
             func owner(_ response: TestResponse) throws -> String {
                 try #require((response.object["user"] as? [String: Any])?["id"] as? String, "\(response.text)")
             }
-            func tokens(_ response: TestResponse) { keep(response.string("access_token"), response.string("refresh_token"), response.string("id_token")) }
+            func tokens(_ response: TestResponse) {
+                keep(response.string("access_token"), response.string("refresh_token"), response.string("id_token"))
+            }
             func start() async { mark.withLock { $0 = 0 }; let count = await receiver.received.count; mark.withLock { $0 = count } }
             func code(_ to: String, _ kind: String) async throws -> String {
                 try await drain(server)
@@ -67,7 +73,8 @@ struct HookPayloadTests {
                 userID.withLock { $0 = try? decodeClaims(user.accessToken)["sub"] as? String }
                 await start()
                 if method == .password {
-                    let login = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": "ada@example.com", "password": Self.password])
+                    let login = try await client.json(
+                        .post, "/v1/login", ["client_id": TestServer.openClient, "email": "ada@example.com", "password": Self.password])
                     #expect(login.status == .ok, "\(login.text)")
                     tokens(login)
                 } else {
@@ -76,11 +83,13 @@ struct HookPayloadTests {
                     keep(pkce.verifier)
                     let landed: TestResponse
                     if method == .hostedPassword {
-                        landed = try await Hosted.signIn(jar, Hosted.request(challenge: pkce.challenge), email: "ada@example.com", password: Self.password)
+                        landed = try await Hosted.signIn(
+                            jar, Hosted.request(challenge: pkce.challenge), email: "ada@example.com", password: Self.password)
                     } else {
                         let page = try await jar.open(Hosted.request(challenge: pkce.challenge))
                         let sent = try await jar.submit(
-                            try #require(HostedJar.action(page, form: "otp")), [("identifier", "ada@example.com")], csrf: HostedJar.csrf(page))
+                            try #require(HostedJar.action(page, form: "otp")), [("identifier", "ada@example.com")],
+                            csrf: HostedJar.csrf(page))
                         let otp = try await code("ada@example.com", "otp")
                         landed = try await jar.submit(
                             try #require(HostedJar.action(sent, form: "otp-verify")), [("identifier", "ada@example.com"), ("code", otp)],
@@ -110,11 +119,13 @@ struct HookPayloadTests {
                     userID.withLock { $0 = try? owner(signedIn) }
                 }
             case .verificationCode:
-                let made = try await client.json(.post, "/v1/signup", ["client_id": "verified", "email": "vera@example.com", "password": Self.password])
+                let made = try await client.json(
+                    .post, "/v1/signup", ["client_id": "verified", "email": "vera@example.com", "password": Self.password])
                 userID.withLock { $0 = (made.object["user"] as? [String: Any])?["id"] as? String }
                 let mailed = try await code("vera@example.com", "verification")
                 await start()
-                let verified = try await client.json(.post, "/v1/verify", ["client_id": "verified", "email": "vera@example.com", "code": mailed])
+                let verified = try await client.json(
+                    .post, "/v1/verify", ["client_id": "verified", "email": "vera@example.com", "code": mailed])
                 #expect(verified.status == .ok, "\(verified.text)")
                 tokens(verified)
             case .recovery:
@@ -147,9 +158,11 @@ struct HookPayloadTests {
                 for round in 0..<2 {
                     if round == 1 { await start() }
                     let nonce = "n-" + UUID().uuidString
-                    let token = try idp.token(idp.claims(subject: "s-9", audience: Self.app, nonce: nonce, email: "ida@example.com", now: server.clock.now()))
+                    let token = try idp.token(
+                        idp.claims(subject: "s-9", audience: Self.app, nonce: nonce, email: "ida@example.com", now: server.clock.now()))
                     keep(token, nonce)
-                    let signedIn = try await client.json(.post, "/v1/social/local/token", ["client_id": "social", "id_token": token, "nonce": nonce])
+                    let signedIn = try await client.json(
+                        .post, "/v1/social/local/token", ["client_id": "social", "id_token": token, "nonce": nonce])
                     #expect(signedIn.status == (round == 0 ? .created : .ok), "\(signedIn.text)")
                     tokens(signedIn)
                     userID.withLock { $0 = try? owner(signedIn) }

@@ -40,23 +40,30 @@ struct HooksTests {
         }
     }
 
-    @Test("H-1: a before-sign-up hook refuses an email domain with a field error; the app gets it as validation_failed naming email; the call is signed", arguments: TestDatabase.available)
+    @Test(
+        "H-1: a before-sign-up hook refuses an email domain with a field error; the app gets it as validation_failed naming email; the call is signed",
+        arguments: TestDatabase.available)
     func signupRefused(database: TestDatabase) async throws {
         let hooks = try await HookServer.start { request in
             let data = request.json["data"] as? [String: Any]
-            guard request.json["type"] as? String == "signup", (data?["identifier"] as? String)?.hasSuffix("@blocked.example") == true else {
+            guard request.json["type"] as? String == "signup", (data?["identifier"] as? String)?.hasSuffix("@blocked.example") == true
+            else {
                 return .init()
             }
             return .init(body: #"{"decision":"deny","errors":[{"field":"email","message":"Sign-ups from this domain are closed."}]}"#)
         }
-        let server = try await Self.start(database, hook: ["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"], "secret": Self.secretA])
+        let server = try await Self.start(
+            database, hook: ["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"], "secret": Self.secretA])
         try await server.withRouter { client in
             let refused = try await client.json(
-                .post, "/v1/signup", ["client_id": TestServer.openClient, "email": "eve@blocked.example", "password": "correct horse battery"])
+                .post, "/v1/signup",
+                ["client_id": TestServer.openClient, "email": "eve@blocked.example", "password": "correct horse battery"])
             #expect(refused.status == .unprocessableContent)
             #expect(refused.string("code") == "validation_failed")
             let errors = try #require(refused.object["errors"] as? [[String: Any]])
-            #expect(errors.contains { $0["field"] as? String == "email" && $0["message"] as? String == "Sign-ups from this domain are closed." })
+            #expect(
+                errors.contains { $0["field"] as? String == "email" && $0["message"] as? String == "Sign-ups from this domain are closed." }
+            )
             // Refused before anything was written.
             #expect(try await server.persistence.read { try await $0.users.find(email: "eve@blocked.example") } == nil)
             _ = try await signUp(client, email: "ann@open.example")
@@ -68,7 +75,9 @@ struct HooksTests {
         await hooks.stop()
     }
 
-    @Test("H-2: a token-issue hook adds allowed claims to the access token, on sign-in and on refresh; a claim outside allowed_claims fails the hook closed with 503 hook_failed", arguments: TestDatabase.available)
+    @Test(
+        "H-2: a token-issue hook adds allowed claims to the access token, on sign-in and on refresh; a claim outside allowed_claims fails the hook closed with 503 hook_failed",
+        arguments: TestDatabase.available)
     func claims(database: TestDatabase) async throws {
         let hooks = try await HookServer.start { request in
             let data = request.json["data"] as? [String: Any]
@@ -102,11 +111,13 @@ struct HooksTests {
         let hooks = try await HookServer.start { _ in .init(delay: .seconds(5)) }
         for policy in ["deny", "allow"] {
             let server = try await Self.start(
-                .sqlite, hook: ["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"], "timeout_ms": 300, "on_failure": policy])
+                .sqlite,
+                hook: ["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"], "timeout_ms": 300, "on_failure": policy])
             try await server.withRouter { client in
                 let started = ContinuousClock.now
                 let answer = try await client.json(
-                    .post, "/v1/signup", ["client_id": TestServer.openClient, "email": "hang-\(policy)@example.com", "password": "correct horse battery"])
+                    .post, "/v1/signup",
+                    ["client_id": TestServer.openClient, "email": "hang-\(policy)@example.com", "password": "correct horse battery"])
                 // Bounded by the hook's timeout, not by the hook: it would answer after 5 s.
                 #expect(ContinuousClock.now - started < .seconds(3))
                 if policy == "deny" {
@@ -120,7 +131,9 @@ struct HooksTests {
         await hooks.stop()
     }
 
-    @Test("H-4: a sign-up hook that allows with changes sets profile fields and app_metadata; the user reads app_metadata but cannot write it", arguments: TestDatabase.available)
+    @Test(
+        "H-4: a sign-up hook that allows with changes sets profile fields and app_metadata; the user reads app_metadata but cannot write it",
+        arguments: TestDatabase.available)
     func changes(database: TestDatabase) async throws {
         let hooks = try await HookServer.start { _ in
             .init(body: #"{"decision":"allow","profile":{"name":"Named By Hook"},"app_metadata":{"plan":"gold","seats":3}}"#)
@@ -141,24 +154,33 @@ struct HooksTests {
         await hooks.stop()
     }
 
-    @Test("H-9: a client's metadata_schema refuses user properties that break it at sign-up and profile update, with the field named; a conforming update passes", arguments: TestDatabase.available)
+    @Test(
+        "H-9: a client's metadata_schema refuses user properties that break it at sign-up and profile update, with the field named; a conforming update passes",
+        arguments: TestDatabase.available)
     func metadataSchema(database: TestDatabase) async throws {
         let server = try await TestServer.start(database)
         let app = "schema-app"
-        try await server.createClient(id: app, settings: [
-            "email_verification=off", #"metadata_schema={"type":"object","properties":{"plan":{"enum":["free","pro"]}},"required":["plan"]}"#,
-        ])
-        try await server.withRouter { client in
-            let refused = try await client.json(.post, "/v1/signup", [
-                "client_id": app, "email": "schema@example.com", "password": "correct horse battery",
-                "profile": ["metadata": ["plan": "gold"]],
+        try await server.createClient(
+            id: app,
+            settings: [
+                "email_verification=off",
+                #"metadata_schema={"type":"object","properties":{"plan":{"enum":["free","pro"]}},"required":["plan"]}"#,
             ])
+        try await server.withRouter { client in
+            let refused = try await client.json(
+                .post, "/v1/signup",
+                [
+                    "client_id": app, "email": "schema@example.com", "password": "correct horse battery",
+                    "profile": ["metadata": ["plan": "gold"]],
+                ])
             #expect(refused.status == .unprocessableContent)
             #expect((refused.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "profile.metadata.plan")
-            let created = try await client.json(.post, "/v1/signup", [
-                "client_id": app, "email": "schema@example.com", "password": "correct horse battery",
-                "profile": ["metadata": ["plan": "free"]],
-            ])
+            let created = try await client.json(
+                .post, "/v1/signup",
+                [
+                    "client_id": app, "email": "schema@example.com", "password": "correct horse battery",
+                    "profile": ["metadata": ["plan": "free"]],
+                ])
             #expect(created.status == .created, "\(created.text)")
             let token = try #require(created.string("access_token"))
             let missing = try await client.json(.patch, "/v1/me", ["profile": ["metadata": ["colour": "teal"]]], bearer: token)
@@ -187,7 +209,8 @@ struct HooksTests {
             #expect(statuses == [401, 401, 429, 429, 429])
             for index in 0..<3 {
                 _ = try await client.json(
-                    .post, "/v1/signup", ["client_id": TestServer.openClient, "email": "flood-\(index)@example.com", "password": "correct horse battery"])
+                    .post, "/v1/signup",
+                    ["client_id": TestServer.openClient, "email": "flood-\(index)@example.com", "password": "correct horse battery"])
             }
         }
         let calls = await hooks.requests(to: "/hook").compactMap { $0.json["type"] as? String }
@@ -196,7 +219,9 @@ struct HooksTests {
         await hooks.stop()
     }
 
-    @Test("H-6: no password, code or token reaches a hook or a webhook, across sign-up, login, one-time code, recovery, password change and refresh")
+    @Test(
+        "H-6: no password, code or token reaches a hook or a webhook, across sign-up, login, one-time code, recovery, password change and refresh"
+    )
     func noSecrets() async throws {
         let receiver = try await HookServer.start()
         let server = try await Self.start(
@@ -215,7 +240,8 @@ struct HooksTests {
             _ = try await client.json(.post, "/v1/otp", ["client_id": "otp-app", "email": "otto@example.com"])
             try await drain(server)
             let code = try #require(server.lastMail(to: "otto@example.com", kind: "otp")?.code)
-            let signedIn = try await client.json(.post, "/v1/otp/verify", ["client_id": "otp-app", "email": "otto@example.com", "code": code])
+            let signedIn = try await client.json(
+                .post, "/v1/otp/verify", ["client_id": "otp-app", "email": "otto@example.com", "code": code])
             #expect(signedIn.status == .ok)
             keep([code, try #require(signedIn.string("access_token")), try #require(signedIn.string("refresh_token"))])
 
@@ -250,7 +276,9 @@ struct HooksTests {
         await receiver.stop()
     }
 
-    @Test("H-8: a hooks file with a misspelt key, a plain-http remote URL, a host outside allowed_hosts, a registered claim, an unknown point or a short secret stops the start with the reason")
+    @Test(
+        "H-8: a hooks file with a misspelt key, a plain-http remote URL, a host outside allowed_hosts, a registered claim, an unknown point or a short secret stops the start with the reason"
+    )
     func badFiles() async throws {
         let cases: [([String: Any], String)] = [
             (["hooks": [["url": "http://127.0.0.1:1/h", "on_faliure": "allow"]]], "unknown key on_faliure"),
@@ -259,7 +287,10 @@ struct HooksTests {
             (["allowed_claims": ["exp"]], "registered claim"),
             (["hooks": [["url": "https://hooks.example.com/h", "points": ["logout"]]]], "unknown point logout"),
             (["webhooks": [["url": "https://hooks.example.com/e", "secrets": ["whsec_c2hvcnQ="]]]], "whsec_"),
-            (["webhooks": [["url": "https://hooks.example.com/e", "secrets": ["env:GATEHOUSE_TEST_UNSET_SECRET"]]]], "GATEHOUSE_TEST_UNSET_SECRET is not set"),
+            (
+                ["webhooks": [["url": "https://hooks.example.com/e", "secrets": ["env:GATEHOUSE_TEST_UNSET_SECRET"]]]],
+                "GATEHOUSE_TEST_UNSET_SECRET is not set"
+            ),
         ]
         for (file, reason) in cases {
             let path = try writeHooksFile(file)
@@ -281,6 +312,5 @@ struct HooksTests {
             if try await server.deliverMail() == 0 { return }
         }
     }
-
 
 }

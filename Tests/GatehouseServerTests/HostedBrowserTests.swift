@@ -10,15 +10,18 @@ struct HostedBrowserTests {
     static let script = Browser.script.deletingLastPathComponent().appendingPathComponent("hosted_flow.py")
 
     static func authlibAvailable() async throws -> Bool {
-        try TestTools.require(try await TestTools.pythonHas("authlib"), what: "Authlib (a standard OpenID Connect client library)", install: "pip install authlib requests")
+        try TestTools.require(
+            try await TestTools.pythonHas("authlib"), what: "Authlib (a standard OpenID Connect client library)",
+            install: "pip install authlib requests")
     }
 
-    @Test("OIDC-1: an unmodified OpenID Connect client library (Authlib) drives the code flow with PKCE while headless Chromium fills in the hosted pages: sign-in, SSO into a third-party client without a password through its required-fields and consent pages, prompt=none with a session, the terms page after a terms bump, max_age=0 forcing a new sign-in, RP-initiated logout ending SSO and the sessions it signed in, prompt=none without a session answering login_required; ID tokens, at_hash, auth_time and userinfo checked by the library; screenshots of every page",
-          .enabled("needs chromium, chromedriver, selenium and authlib") {
-              let browser = try await Browser.available()
-              let authlib = try await Self.authlibAvailable()
-              return browser && authlib
-          })
+    @Test(
+        "OIDC-1: an unmodified OpenID Connect client library (Authlib) drives the code flow with PKCE while headless Chromium fills in the hosted pages: sign-in, SSO into a third-party client without a password through its required-fields and consent pages, prompt=none with a session, the terms page after a terms bump, max_age=0 forcing a new sign-in, RP-initiated logout ending SSO and the sessions it signed in, prompt=none without a session answering login_required; ID tokens, at_hash, auth_time and userinfo checked by the library; screenshots of every page",
+        .enabled("needs chromium, chromedriver, selenium and authlib") {
+            let browser = try await Browser.available()
+            let authlib = try await Self.authlibAvailable()
+            return browser && authlib
+        })
     func standardClientInChromium() async throws {
         let appPort = try await HookServer.freePort()
         let app = "http://127.0.0.1:\(appPort)"
@@ -32,12 +35,15 @@ struct HostedBrowserTests {
             id: "partner", kind: .confidential, redirectURIs: [app + "/cb2"],
             settings: ["email_verification=off", "third_party=on", "required_fields=name", "post_logout_redirect_uris=\(app)/logged-out"])
         let admin = try await server.createClient(id: "ops", kind: .confidential)
-        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(id: "ops", settings: [], scopes: ["admin:clients"])
+        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
+            id: "ops", settings: [], scopes: ["admin:clients"])
         let email = "hosted-\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let password = "a hosted sign-in passphrase"
         let signup = try await NoRedirectHTTP.send(
             "POST", URL(string: live.base + "/v1/signup")!,
-            body: try JSONSerialization.data(withJSONObject: ["client_id": "web-public", "email": email, "password": password, "accept_terms": true]),
+            body: try JSONSerialization.data(withJSONObject: [
+                "client_id": "web-public", "email": email, "password": password, "accept_terms": true,
+            ]),
             headers: ["Content-Type": "application/json"])
         #expect(signup.status == 201, "\(signup.text)")
 
@@ -51,15 +57,17 @@ struct HostedBrowserTests {
             }
         }
         defer { ticker.cancel() }
-        let shots = URL(fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-hosted-\(UUID().uuidString)").path)
+        let shots = URL(
+            fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-hosted-\(UUID().uuidString)").path)
         try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
         let result = try await Subprocess.run(
             URL(fileURLWithPath: "/usr/bin/env"),
             [
                 "python3", Self.script.path, "--issuer", live.base, "--app-port", String(appPort), "--shots", shots.path,
                 "--email", email, "--password", password, "--public-client", "web-public", "--confidential-client", "partner",
-                "--confidential-secret", try #require(partner.secret), "--admin-client", "ops", "--admin-secret", try #require(admin.secret),
+                "--confidential-secret", try #require(partner.secret), "--admin-client", "ops", "--admin-secret",
+                try #require(admin.secret),
                 "--terms-version", "2",
             ])
         #expect(result.status == 0, "\(result.output)")
@@ -71,7 +79,9 @@ struct HostedBrowserTests {
                 "discovery", "public-signin", "sso-confidential", "prompt-none", "terms-bump", "max-age-reauth", "rp-logout",
                 "prompt-none-no-session", "signin-after-logout",
             ], "\(summary)")
-        for name in ["01-signin.png", "02-fields.png", "03-consent.png", "04-terms.png", "05-signin-max-age.png", "08-signin-after-logout.png"] {
+        for name in [
+            "01-signin.png", "02-fields.png", "03-consent.png", "04-terms.png", "05-signin-max-age.png", "08-signin-after-logout.png",
+        ] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(name).path)[.size] as? Int) ?? 0
             #expect(size > 2000, "\(name) was not taken")
         }
@@ -82,7 +92,8 @@ struct HostedBrowserTests {
             let id = try #require(user?.id)
             return (
                 try await stores.consents.find(userID: id, clientID: "partner"), user,
-                try await stores.agreements.find(userID: id, clientID: "web-public"), try await stores.sessions.listLive(userID: id, now: Date())
+                try await stores.agreements.find(userID: id, clientID: "web-public"),
+                try await stores.sessions.listLive(userID: id, now: Date())
             )
         }
         #expect(state.0?.scopes.contains("openid") == true)

@@ -18,7 +18,9 @@ final class HostedJar: @unchecked Sendable {
 
     init(_ client: any TestClientProtocol) { self.client = client }
 
-    func send(_ method: HTTPRequest.Method, _ uri: String, form: [(String, String)]? = nil, headers extra: HTTPFields = [:]) async throws -> TestResponse {
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, form: [(String, String)]? = nil, headers extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var headers = extra
         if !cookies.isEmpty { headers[.cookie] = cookieHeader }
         if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
@@ -41,7 +43,8 @@ final class HostedJar: @unchecked Sendable {
     func open(_ uri: String) async throws -> TestResponse {
         var response = try await send(.get, uri)
         var hops = 0
-        while response.status == .seeOther || response.status == .found, let location = response.headers[.location], location.hasPrefix("/"),
+        while response.status == .seeOther || response.status == .found, let location = response.headers[.location],
+            location.hasPrefix("/"),
             hops < 10
         {
             response = try await send(.get, location)
@@ -118,12 +121,17 @@ enum Hosted {
         return (server, try #require(partner.secret))
     }
 
-    static func request(_ client: String = "spa", redirect: String = spa, challenge: String?, state: String = "st", extra: [(String, String)] = [])
+    static func request(
+        _ client: String = "spa", redirect: String = spa, challenge: String?, state: String = "st", extra: [(String, String)] = []
+    )
         -> String
     {
         authorizeURI(
-            [("response_type", "code"), ("client_id", client), ("redirect_uri", redirect), ("scope", "openid profile email offline_access"),
-             ("state", state), ("nonce", "n-1")]
+            [
+                ("response_type", "code"), ("client_id", client), ("redirect_uri", redirect),
+                ("scope", "openid profile email offline_access"),
+                ("state", state), ("nonce", "n-1"),
+            ]
                 + (challenge.map { [("code_challenge", $0), ("code_challenge_method", "S256")] } ?? []) + extra)
     }
 
@@ -135,7 +143,9 @@ enum Hosted {
         return try await jar.submit(action, [("email", email), ("password", password)], csrf: HostedJar.csrf(page))
     }
 
-    static func exchange(_ client: some TestClientProtocol, code: String, verifier: String?, id: String = "spa", redirect: String = spa) async throws
+    static func exchange(
+        _ client: some TestClientProtocol, code: String, verifier: String?, id: String = "spa", redirect: String = spa
+    ) async throws
         -> TestResponse
     {
         var fields = ["grant_type": "authorization_code", "code": code, "client_id": id, "redirect_uri": redirect]

@@ -12,7 +12,9 @@ import Testing
 /// would send, and what an attacker would change.
 @Suite("Hosted sign-in (OpenID Connect authorization endpoint)")
 struct HostedSignInTests {
-    @Test("HS-1: authorization requests that cannot be trusted get a page and never a redirect (unknown client, unregistered or look-alike redirect_uri, none at all, a repeated parameter); the others are answered at the redirect URI with the OAuth error, the state and iss (no PKCE from a public client, plain PKCE, response_type token, no openid scope, an unknown prompt, prompt=none without a session, request objects, an unknown response_mode)")
+    @Test(
+        "HS-1: authorization requests that cannot be trusted get a page and never a redirect (unknown client, unregistered or look-alike redirect_uri, none at all, a repeated parameter); the others are answered at the redirect URI with the OAuth error, the state and iss (no PKCE from a public client, plain PKCE, response_type token, no openid scope, an unknown prompt, prompt=none without a session, request objects, an unknown response_mode)"
+    )
     func refusals() async throws {
         let (server, _) = try await Hosted.start()
         try await server.withRouter { client in
@@ -25,7 +27,10 @@ struct HostedSignInTests {
                 (Hosted.request(redirect: Hosted.spa + "?x=1", challenge: pkce.challenge), "added query"),
                 (Hosted.request(redirect: "https://app.example.com:444/cb", challenge: pkce.challenge), "other port"),
                 (Hosted.request(redirect: "https://APP.example.com/cb", challenge: pkce.challenge), "other case"),
-                (authorizeURI([("response_type", "code"), ("client_id", "spa"), ("scope", "openid"), ("code_challenge", pkce.challenge)]), "no redirect_uri"),
+                (
+                    authorizeURI([("response_type", "code"), ("client_id", "spa"), ("scope", "openid"), ("code_challenge", pkce.challenge)]
+                    ), "no redirect_uri"
+                ),
                 (Hosted.request(challenge: pkce.challenge) + "&client_id=spa", "repeated client_id"),
             ] {
                 let answer = try await jar.send(.get, uri)
@@ -74,7 +79,9 @@ struct HostedSignInTests {
         }
     }
 
-    @Test("HS-2: the code flow by hand: the sign-in page's security headers (CSP with the client's origin as the only other form target, no framing, no-store, no referrer); a form without its CSRF token, with another browser's token or from another browser is refused; a wrong password shows the page again with 401; the right one answers the client with a code, the exact state and iss; the exchange needs the verifier; the ID token carries nonce, acr 1, auth_time, sid and a correct at_hash; a replayed code is refused and the session the first use started is ended")
+    @Test(
+        "HS-2: the code flow by hand: the sign-in page's security headers (CSP with the client's origin as the only other form target, no framing, no-store, no referrer); a form without its CSRF token, with another browser's token or from another browser is refused; a wrong password shows the page again with 401; the right one answers the client with a code, the exact state and iss; the exchange needs the verifier; the ID token carries nonce, acr 1, auth_time, sid and a correct at_hash; a replayed code is refused and the session the first use started is ended"
+    )
     func codeFlow() async throws {
         let (server, _) = try await Hosted.start()
         try await server.withRouter { client in
@@ -85,7 +92,9 @@ struct HostedSignInTests {
             let page = try await jar.open(Hosted.request(challenge: pkce.challenge, state: state))
             #expect(page.status == .ok)
             let csp = try #require(page.headers[.contentSecurityPolicy])
-            #expect(csp.contains("form-action 'self' https://app.example.com;") && csp.contains("frame-ancestors 'none'") && !csp.contains("script-src"), "\(csp)")
+            #expect(
+                csp.contains("form-action 'self' https://app.example.com;") && csp.contains("frame-ancestors 'none'")
+                    && !csp.contains("script-src"), "\(csp)")
             #expect(page.headers[.cacheControl] == "no-store" && page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
             #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             #expect(page.text.contains("<html lang=\"en\">") && page.text.contains("<label for=\"password\">"))
@@ -94,16 +103,19 @@ struct HostedSignInTests {
 
             // CSRF: no token, a made-up token, and the right token from a browser without the flow's cookie.
             for token in [nil, "forged"] {
-                let refused = try await jar.send(.post, action, form: (token.map { [("csrf", $0)] } ?? []) + [("email", user.email), ("password", user.password)])
+                let refused = try await jar.send(
+                    .post, action, form: (token.map { [("csrf", $0)] } ?? []) + [("email", user.email), ("password", user.password)])
                 #expect(refused.status == .forbidden, "csrf \(token ?? "missing")")
                 #expect(refused.headers[.location] == nil)
             }
             let stranger = HostedJar(client)
-            let foreign = try await stranger.send(.post, action, form: [("csrf", csrf), ("email", user.email), ("password", user.password)])
+            let foreign = try await stranger.send(
+                .post, action, form: [("csrf", csrf), ("email", user.email), ("password", user.password)])
             #expect(foreign.status == .forbidden)
             // Another browser with its own flow cookie cannot take this flow's page either.
             _ = try await stranger.send(.get, Hosted.request(challenge: pkce.challenge))
-            let taken = try await stranger.send(.get, try #require(page.headers[.location] ?? action.components(separatedBy: "/password").first))
+            let taken = try await stranger.send(
+                .get, try #require(page.headers[.location] ?? action.components(separatedBy: "/password").first))
             #expect(taken.status == .forbidden, "\(taken.status)")
 
             let wrong = try await jar.submit(action, [("email", user.email), ("password", "not the password")], csrf: csrf)
@@ -141,12 +153,15 @@ struct HostedSignInTests {
         }
     }
 
-    @Test("HS-7: pages speak the reader's language: Accept-Language nb gives Norwegian, ui_locales overrides the header, an unknown language falls back to English; the client's name and colour brand the page and its text is escaped")
+    @Test(
+        "HS-7: pages speak the reader's language: Accept-Language nb gives Norwegian, ui_locales overrides the header, an unknown language falls back to English; the client's name and colour brand the page and its text is escaped"
+    )
     func languagesAndBranding() async throws {
         let server = try await TestServer.start(.sqlite)
         _ = try await server.createClient(
             id: "brand", redirectURIs: [Hosted.spa], settings: ["brand_color=#aa3300", "logo_url=https://cdn.example.com/logo.png"])
-        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(id: "brand", settings: [], name: "Tom & <Jerry>")
+        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
+            id: "brand", settings: [], name: "Tom & <Jerry>")
         try await server.withRouter { client in
             let pkce = pkcePair()
             let uri = Hosted.request("brand", challenge: pkce.challenge)
@@ -161,12 +176,16 @@ struct HostedSignInTests {
             let english = try await jar.open(uri)
             #expect(english.text.contains("<html lang=\"en\">") && english.text.contains("Sign in"))
             #expect(english.text.contains("#aa3300") && english.text.contains("https://cdn.example.com/logo.png"))
-            #expect(english.text.contains("Tom &amp; &lt;Jerry&gt;") && !english.text.contains("<Jerry>") && !english.text.contains("&amp;amp;"))
+            #expect(
+                english.text.contains("Tom &amp; &lt;Jerry&gt;") && !english.text.contains("<Jerry>") && !english.text.contains("&amp;amp;")
+            )
         }
         await server.stop()
     }
 
-    @Test("HS-8: a verification link of a client whose terms and required fields the user lacks goes through the terms page and the required-fields page, then returns to the app with its code, which the app redeems with its verifier")
+    @Test(
+        "HS-8: a verification link of a client whose terms and required fields the user lacks goes through the terms page and the required-fields page, then returns to the app with its code, which the app redeems with its verifier"
+    )
     func verificationContinues() async throws {
         let server = try await TestServer.start(.sqlite)
         _ = try await server.createClient(
@@ -177,32 +196,45 @@ struct HostedSignInTests {
             let email = "link-\(UUID().uuidString.prefix(6).lowercased())@example.com"
             let signup = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": "mobile", "email": email, "password": "a long enough password", "redirect_to": "com.example.app:/verified",
-                 "code_challenge": pkce.challenge, "code_challenge_method": "S256"])
+                [
+                    "client_id": "mobile", "email": email, "password": "a long enough password", "redirect_to": "com.example.app:/verified",
+                    "code_challenge": pkce.challenge, "code_challenge_method": "S256",
+                ])
             #expect(signup.status == .created, "\(signup.text)")
             try await server.deliverMail()
             let path = try #require(server.lastMail(to: email, kind: "verification")?.linkPath("/verify?token="))
             let jar = HostedJar(client)
             let page = try await jar.open(path)
-            let verified = try await jar.submit("/verify", [("token", HostedJar.attribute(page.text, after: "name=\"token\" value=\"") ?? "")], csrf: HostedJar.csrf(page))
+            let verified = try await jar.submit(
+                "/verify", [("token", HostedJar.attribute(page.text, after: "name=\"token\" value=\"") ?? "")], csrf: HostedJar.csrf(page))
             #expect(verified.status == .ok && verified.text.contains("id=\"terms\""), "\(verified.status) \(verified.text)")
             let noTick = try await jar.submit(try #require(HostedJar.action(verified, form: "terms")), [], csrf: HostedJar.csrf(verified))
             #expect(noTick.status == .unprocessableContent && noTick.text.contains("id=\"error\""))
-            let fields = try await jar.submit(try #require(HostedJar.action(verified, form: "terms")), [("accept", "yes")], csrf: HostedJar.csrf(verified))
+            let fields = try await jar.submit(
+                try #require(HostedJar.action(verified, form: "terms")), [("accept", "yes")], csrf: HostedJar.csrf(verified))
             #expect(fields.text.contains("id=\"field-given_name\""), "\(fields.text)")
-            let blank = try await jar.submit(try #require(HostedJar.action(fields, form: "fields")), [("given_name", "  ")], csrf: HostedJar.csrf(fields))
+            let blank = try await jar.submit(
+                try #require(HostedJar.action(fields, form: "fields")), [("given_name", "  ")], csrf: HostedJar.csrf(fields))
             #expect(blank.status == .unprocessableContent && blank.text.contains("field-given_name-error"))
-            let done = try await jar.submit(try #require(HostedJar.action(fields, form: "fields")), [("given_name", "Grace")], csrf: HostedJar.csrf(fields))
-            #expect(done.status == .seeOther && done.headers[.location]?.hasPrefix("com.example.app:/verified?code=") == true, "\(done.headers)")
+            let done = try await jar.submit(
+                try #require(HostedJar.action(fields, form: "fields")), [("given_name", "Grace")], csrf: HostedJar.csrf(fields))
+            #expect(
+                done.status == .seeOther && done.headers[.location]?.hasPrefix("com.example.app:/verified?code=") == true, "\(done.headers)"
+            )
             let tokens = try await Hosted.exchange(
-                client, code: try #require(HostedJar.query(done)["code"]), verifier: pkce.verifier, id: "mobile", redirect: "com.example.app:/verified")
+                client, code: try #require(HostedJar.query(done)["code"]), verifier: pkce.verifier, id: "mobile",
+                redirect: "com.example.app:/verified")
             #expect(tokens.status == .ok, "\(tokens.text)")
             let user = try #require(tokens.object["user"] as? [String: Any])
-            #expect(user["agreements_up_to_date"] as? Bool == true && (user["missing_required_fields"] as? [String])?.isEmpty == true, "\(user)")
+            #expect(
+                user["agreements_up_to_date"] as? Bool == true && (user["missing_required_fields"] as? [String])?.isEmpty == true, "\(user)"
+            )
         }
     }
 
-    @Test("HS-10: the hosted sign-up page creates the account and signs the browser in when the client needs no verification (then the client gets its code); with verification it says to check the mail; the recovery page sends the mail and says so; unknown flows, actions and bodies get 4xx pages")
+    @Test(
+        "HS-10: the hosted sign-up page creates the account and signs the browser in when the client needs no verification (then the client gets its code); with verification it says to check the mail; the recovery page sends the mail and says so; unknown flows, actions and bodies get 4xx pages"
+    )
     func signUpRecoveryAndBadInput() async throws {
         let (server, _) = try await Hosted.start()
         _ = try await server.createClient(id: "verified", redirectURIs: [Hosted.spa])
@@ -214,10 +246,13 @@ struct HostedSignInTests {
             let signupPage = try await jar.open(signupPath)
             #expect(signupPage.text.contains("id=\"signup\""))
             let email = "page-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-            let short = try await jar.submit(try #require(HostedJar.action(signupPage, form: "signup")), [("email", email), ("password", "short")], csrf: HostedJar.csrf(signupPage))
+            let short = try await jar.submit(
+                try #require(HostedJar.action(signupPage, form: "signup")), [("email", email), ("password", "short")],
+                csrf: HostedJar.csrf(signupPage))
             #expect(short.status == .unprocessableContent && short.text.contains("id=\"error\""))
             let created = try await jar.submit(
-                try #require(HostedJar.action(signupPage, form: "signup")), [("email", email), ("password", "a page chosen passphrase")], csrf: HostedJar.csrf(signupPage))
+                try #require(HostedJar.action(signupPage, form: "signup")), [("email", email), ("password", "a page chosen passphrase")],
+                csrf: HostedJar.csrf(signupPage))
             #expect(created.status == .seeOther && HostedJar.query(created)["code"] != nil, "\(created.text)")
             let tokens = try await Hosted.exchange(client, code: try #require(HostedJar.query(created)["code"]), verifier: pkce.verifier)
             #expect(tokens.status == .ok)
@@ -226,20 +261,24 @@ struct HostedSignInTests {
             let verifiedPage = try await other.open(Hosted.request("verified", challenge: pkcePair().challenge))
             let signup2 = try await other.open(try #require(HostedJar.attribute(verifiedPage.text, after: "id=\"signup-link\" href=\"")))
             let pending = try await other.submit(
-                try #require(HostedJar.action(signup2, form: "signup")), [("email", "pending-" + email), ("password", "a page chosen passphrase")],
+                try #require(HostedJar.action(signup2, form: "signup")),
+                [("email", "pending-" + email), ("password", "a page chosen passphrase")],
                 csrf: HostedJar.csrf(signup2))
             #expect(pending.status == .ok && pending.text.contains("pending-" + email), "\(pending.text)")
             #expect(other.cookies["gh_session"] == nil)
 
-            let recoveryPage = try await other.open(try #require(HostedJar.attribute(verifiedPage.text, after: "id=\"recovery-link\" href=\"")))
-            let sent = try await other.submit(try #require(HostedJar.action(recoveryPage, form: "recovery")), [("email", email)], csrf: HostedJar.csrf(recoveryPage))
+            let recoveryPage = try await other.open(
+                try #require(HostedJar.attribute(verifiedPage.text, after: "id=\"recovery-link\" href=\"")))
+            let sent = try await other.submit(
+                try #require(HostedJar.action(recoveryPage, form: "recovery")), [("email", email)], csrf: HostedJar.csrf(recoveryPage))
             #expect(sent.status == .ok && sent.text.contains(email))
             try await server.deliverMail()
             #expect(server.lastMail(to: email, kind: "recovery") != nil)
 
             for (method, uri) in [
                 (HTTPRequest.Method.get, "/authorize/not-a-uuid"), (.get, "/authorize/\(UUID())"), (.post, "/authorize/\(UUID())/password"),
-                (.get, "/oauth/authorize?%zz"), (.get, "/oauth/logout?id_token_hint=%%"), (.get, "/web-session"), (.get, "/web-session?token=gh_ws_nope"),
+                (.get, "/oauth/authorize?%zz"), (.get, "/oauth/logout?id_token_hint=%%"), (.get, "/web-session"),
+                (.get, "/web-session?token=gh_ws_nope"),
             ] {
                 let answer = try await jar.send(method, uri)
                 #expect((400..<500).contains(answer.status.code), "\(method) \(uri): \(answer.status)")
@@ -251,7 +290,9 @@ struct HostedSignInTests {
         }
     }
 
-    @Test("HS-11: a client that offers one-time codes shows the code form on the sign-in page; the code goes by mail, a wrong one shows the code page again with 401, the right one signs the browser in (an unknown address gets an account) and the client gets its code")
+    @Test(
+        "HS-11: a client that offers one-time codes shows the code form on the sign-in page; the code goes by mail, a wrong one shows the code page again with 401, the right one signs the browser in (an unknown address gets an account) and the client gets its code"
+    )
     func oneTimeCode() async throws {
         let (server, _) = try await Hosted.start(["methods=password,email_otp"])
         try await server.withRouter { client in
@@ -261,11 +302,13 @@ struct HostedSignInTests {
             let action = try #require(HostedJar.action(page, form: "otp"), "\(page.text)")
             let email = "code-\(UUID().uuidString.prefix(6).lowercased())@example.com"
             let codePage = try await jar.submit(action, [("identifier", email)], csrf: HostedJar.csrf(page))
-            #expect(codePage.status == .ok && codePage.text.contains("id=\"otp-verify\"") && codePage.text.contains(email), "\(codePage.text)")
+            #expect(
+                codePage.status == .ok && codePage.text.contains("id=\"otp-verify\"") && codePage.text.contains(email), "\(codePage.text)")
             try await server.deliverMail()
             let code = try #require(server.lastMail(to: email, kind: "otp")?.code)
             let verify = try #require(HostedJar.action(codePage, form: "otp-verify"))
-            let wrong = try await jar.submit(verify, [("identifier", email), ("code", code == "000000" ? "111111" : "000000")], csrf: HostedJar.csrf(codePage))
+            let wrong = try await jar.submit(
+                verify, [("identifier", email), ("code", code == "000000" ? "111111" : "000000")], csrf: HostedJar.csrf(codePage))
             #expect(wrong.status == .unauthorized && wrong.text.contains("id=\"otp-verify\"") && wrong.text.contains("id=\"error\""))
             let answer = try await jar.submit(verify, [("identifier", email), ("code", code)], csrf: HostedJar.csrf(wrong))
             #expect(answer.status == .seeOther, "\(answer.text)")
@@ -277,25 +320,31 @@ struct HostedSignInTests {
         }
     }
 
-    @Test("HS-12: the client's social providers are buttons on the sign-in page; one leads through the provider (Gatehouse's own state, cookie and PKCE) and back into the flow, which signs the browser in and answers the client with a code; a cancel at the provider comes back to the sign-in page with an error, and the flow goes on")
+    @Test(
+        "HS-12: the client's social providers are buttons on the sign-in page; one leads through the provider (Gatehouse's own state, cookie and PKCE) and back into the flow, which signs the browser in and answers the client with a code; a cancel at the provider comes back to the sign-in page with an error, and the flow goes on"
+    )
     func providerButtons() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
         let server = try await SocialFixtures.server(fake)
-        _ = try await server.createClient(id: "spa", redirectURIs: [Hosted.spa], settings: ["email_verification=off", "social_providers=github,x"])
+        _ = try await server.createClient(
+            id: "spa", redirectURIs: [Hosted.spa], settings: ["email_verification=off", "social_providers=github,x"])
         try await server.withRouter { client in
             let jar = HostedJar(client)
             let walk = WebWalk(client: client, fake: fake)
             let pkce = pkcePair()
             let page = try await jar.open(Hosted.request(challenge: pkce.challenge))
-            #expect(page.text.contains("id=\"social-github\"") && page.text.contains("GitHub") && page.text.contains("id=\"social-x\""), "\(page.text)")
+            #expect(
+                page.text.contains("id=\"social-github\"") && page.text.contains("GitHub") && page.text.contains("id=\"social-x\""),
+                "\(page.text)")
             let button = try #require(HostedJar.attribute(page.text, after: "id=\"social-github\" href=\""))
 
             func viaProvider(deny: Bool) async throws -> TestResponse {
                 let toProvider = try await jar.send(.get, button)
                 #expect(toProvider.status == .found, "\(toProvider.text)")
                 let started = WebWalk.Started(
-                    providerURL: try #require(toProvider.headers[.location].flatMap(URL.init(string:))), cookie: nil, status: toProvider.status,
+                    providerURL: try #require(toProvider.headers[.location].flatMap(URL.init(string:))), cookie: nil,
+                    status: toProvider.status,
                     text: "")
                 let back = try await walk.approve(started, user: "octo", deny: deny)
                 return try await jar.send(.get, back.path + (back.query.map { "?" + $0 } ?? ""))
@@ -306,7 +355,9 @@ struct HostedSignInTests {
             #expect(shown.status == .unauthorized && shown.text.contains("id=\"error\"") && shown.text.contains("id=\"signin\""))
 
             let landed = try await viaProvider(deny: false)
-            #expect(landed.status == .seeOther && landed.headers[.location]?.hasPrefix(Hosted.spa + "?") == true, "\(landed.status) \(landed.text)")
+            #expect(
+                landed.status == .seeOther && landed.headers[.location]?.hasPrefix(Hosted.spa + "?") == true,
+                "\(landed.status) \(landed.text)")
             #expect(jar.cookies["gh_session"] != nil)
             let tokens = try await Hosted.exchange(client, code: try #require(HostedJar.query(landed)["code"]), verifier: pkce.verifier)
             #expect(tokens.status == .ok, "\(tokens.text)")

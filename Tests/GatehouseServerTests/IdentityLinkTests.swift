@@ -8,34 +8,47 @@ import Testing
 
 @Suite("Linked provider identities")
 struct IdentityLinkTests {
-    @Test("SO-7: a signed-in user links a provider (ID token or access token), sees it in GET /v1/me and /v1/me/identities, links it again without change, cannot take another user's identity (identity_in_use), needs a sign-in of the last 15 minutes (reauthentication_required), unlinks it unless it is the last way to sign in (last_sign_in_method), which ends the sessions it started; the linked identity signs in to the same account; bad input gets 4xx problems")
+    @Test(
+        "SO-7: a signed-in user links a provider (ID token or access token), sees it in GET /v1/me and /v1/me/identities, links it again without change, cannot take another user's identity (identity_in_use), needs a sign-in of the last 15 minutes (reauthentication_required), unlinks it unless it is the last way to sign in (last_sign_in_method), which ends the sessions it started; the linked identity signs in to the same account; bad input gets 4xx problems"
+    )
     func linkAndUnlink() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
         let issuer = TestIDTokenIssuer()
         let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
         let local: [String: Any] = [
-            "id": "local", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks", "client_ids": ["gatehouse-app"],
+            "id": "local", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+            "client_ids": ["gatehouse-app"],
         ]
         let server = try await SocialFixtures.server(fake, extra: [local])
         try await server.withRouter { client in
             func idToken(_ subject: String) throws -> (String, String) {
                 let nonce = "n-" + UUID().uuidString
-                return (try issuer.token(issuer.claims(subject: subject, audience: "gatehouse-app", nonce: nonce, email: "\(subject)@idp.example", now: server.clock.now())), nonce)
+                return (
+                    try issuer.token(
+                        issuer.claims(
+                            subject: subject, audience: "gatehouse-app", nonce: nonce, email: "\(subject)@idp.example",
+                            now: server.clock.now())), nonce
+                )
             }
             let owner = try await signUp(client, email: "linker@example.com", clientID: "social")
 
             // Link by ID token, then by a GitHub access token.
             let (token, nonce) = try idToken("sub-linker")
-            let linked = try await client.json(.post, "/v1/me/identities", ["provider": "local", "id_token": token, "nonce": nonce], bearer: owner.accessToken)
+            let linked = try await client.json(
+                .post, "/v1/me/identities", ["provider": "local", "id_token": token, "nonce": nonce], bearer: owner.accessToken)
             #expect(linked.status == .created, "\(linked.text)")
-            #expect(linked.string("provider") == "local" && linked.string("subject") == "sub-linker" && linked.string("email") == "sub-linker@idp.example")
+            #expect(
+                linked.string("provider") == "local" && linked.string("subject") == "sub-linker"
+                    && linked.string("email") == "sub-linker@idp.example")
             let githubToken = try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")
-            let github = try await client.json(.post, "/v1/me/identities", ["provider": "github", "access_token": githubToken], bearer: owner.accessToken)
+            let github = try await client.json(
+                .post, "/v1/me/identities", ["provider": "github", "access_token": githubToken], bearer: owner.accessToken)
             #expect(github.status == .created, "\(github.text)")
             // The same again: nothing changes.
             let again = try await client.json(
-                .post, "/v1/me/identities", ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
+                .post, "/v1/me/identities",
+                ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
                 bearer: owner.accessToken)
             #expect(again.status == .ok && again.string("id") == github.string("id"))
 
@@ -47,22 +60,27 @@ struct IdentityLinkTests {
 
             // The linked identity now signs in to this account (not new).
             let (signInToken, signInNonce) = try idToken("sub-linker")
-            let viaProvider = try await client.json(.post, "/v1/social/local/token", ["client_id": "social", "id_token": signInToken, "nonce": signInNonce])
+            let viaProvider = try await client.json(
+                .post, "/v1/social/local/token", ["client_id": "social", "id_token": signInToken, "nonce": signInNonce])
             #expect(viaProvider.status == .ok && viaProvider.object["is_new"] as? Bool == false, "\(viaProvider.text)")
-            #expect(try decodeClaims(try #require(viaProvider.string("access_token")))["sub"] as? String
-                == (try decodeClaims(owner.accessToken)["sub"] as? String))
+            #expect(
+                try decodeClaims(try #require(viaProvider.string("access_token")))["sub"] as? String
+                    == (try decodeClaims(owner.accessToken)["sub"] as? String))
 
             // Another user cannot take it.
             let other = try await signUp(client, email: "other@example.com", clientID: "social")
             let (stolen, stolenNonce) = try idToken("sub-linker")
-            let taken = try await client.json(.post, "/v1/me/identities", ["provider": "local", "id_token": stolen, "nonce": stolenNonce], bearer: other.accessToken)
+            let taken = try await client.json(
+                .post, "/v1/me/identities", ["provider": "local", "id_token": stolen, "nonce": stolenNonce], bearer: other.accessToken)
             #expect(taken.status == .conflict && taken.string("code") == "identity_in_use", "\(taken.text)")
             // Nor link a token of another app, or a replayed nonce.
             let foreign = try await client.json(
-                .post, "/v1/me/identities", ["provider": "github", "access_token": try await fake.token("github", clientID: "other-app", user: "octo")],
+                .post, "/v1/me/identities",
+                ["provider": "github", "access_token": try await fake.token("github", clientID: "other-app", user: "octo")],
                 bearer: other.accessToken)
             #expect(foreign.status == .unauthorized && foreign.string("code") == "invalid_provider_token")
-            let replayed = try await client.json(.post, "/v1/me/identities", ["provider": "local", "id_token": token, "nonce": nonce], bearer: other.accessToken)
+            let replayed = try await client.json(
+                .post, "/v1/me/identities", ["provider": "local", "id_token": token, "nonce": nonce], bearer: other.accessToken)
             #expect(replayed.status == .unauthorized)
 
             // Unlink: the password remains, so both identities can go; the sessions the identity started end.
@@ -79,7 +97,8 @@ struct IdentityLinkTests {
 
             // A social-only account keeps its last way in.
             let (newcomerToken, newcomerNonce) = try idToken("sub-newcomer")
-            let newcomer = try await client.json(.post, "/v1/social/local/token", ["client_id": "social", "id_token": newcomerToken, "nonce": newcomerNonce])
+            let newcomer = try await client.json(
+                .post, "/v1/social/local/token", ["client_id": "social", "id_token": newcomerToken, "nonce": newcomerNonce])
             #expect(newcomer.status == .created)
             let newcomerAccess = try #require(newcomer.string("access_token"))
             let only = try await client.json(.get, "/v1/me/identities", bearer: newcomerAccess)
@@ -88,7 +107,11 @@ struct IdentityLinkTests {
             #expect(last.status == .conflict && last.string("code") == "last_sign_in_method", "\(last.text)")
             // With a second identity, the first may go; the second then is the last.
             let facebook = try await client.json(
-                .post, "/v1/me/identities", ["provider": "facebook", "access_token": try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada")],
+                .post, "/v1/me/identities",
+                [
+                    "provider": "facebook",
+                    "access_token": try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada"),
+                ],
                 bearer: newcomerAccess)
             #expect(facebook.status == .created, "\(facebook.text)")
             #expect(try await client.json(.delete, "/v1/me/identities/\(onlyID)", bearer: newcomerAccess).status == .noContent)
@@ -96,7 +119,10 @@ struct IdentityLinkTests {
             #expect(try await client.json(.get, "/v1/me", bearer: newcomerAccess).status == .unauthorized)
             let viaFacebook = try await client.json(
                 .post, "/v1/social/facebook/token",
-                ["client_id": "social", "access_token": try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada")])
+                [
+                    "client_id": "social",
+                    "access_token": try await fake.token("facebook", clientID: SocialFixtures.facebookApp.0, user: "ada"),
+                ])
             #expect(viaFacebook.status == .ok && viaFacebook.object["is_new"] as? Bool == false, "\(viaFacebook.text)")
             let facebookID = try #require(facebook.string("id"))
             let facebookAccess = try #require(viaFacebook.string("access_token"))
@@ -113,22 +139,37 @@ struct IdentityLinkTests {
             let refreshed = try await refresh(client, other.refreshToken, clientID: "social")
             let staleAccess = try #require(refreshed.string("access_token"), "\(refreshed.text)")
             let stale = try await client.json(
-                .post, "/v1/me/identities", ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
+                .post, "/v1/me/identities",
+                ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
                 bearer: staleAccess)
             #expect(stale.status == .forbidden && stale.string("code") == "reauthentication_required", "\(stale.text)")
             let fresh = try await logIn(client, email: "other@example.com", password: other.password, clientID: "social")
             let relinked = try await client.json(
-                .post, "/v1/me/identities", ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
+                .post, "/v1/me/identities",
+                ["provider": "github", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")],
                 bearer: fresh.accessToken)
-            #expect(relinked.status == .conflict && relinked.string("code") == "identity_in_use", "past the recency check: \(relinked.text)")
+            #expect(
+                relinked.status == .conflict && relinked.string("code") == "identity_in_use", "past the recency check: \(relinked.text)")
 
             // Bad input: 4xx problems.
             #expect(try await client.json(.get, "/v1/me/identities").status == .unauthorized)
-            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "github"], bearer: fresh.accessToken).status == .unprocessableContent)
-            #expect(try await client.json(.post, "/v1/me/identities", ["access_token": "x"], bearer: fresh.accessToken).status == .unprocessableContent)
-            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "Not Valid!", "access_token": "x"], bearer: fresh.accessToken).status == .forbidden)
-            #expect(try await client.json(.post, "/v1/me/identities", ["provider": "nope", "access_token": "x"], bearer: fresh.accessToken).status == .forbidden)
-            #expect(try await client.raw(.post, "/v1/me/identities", body: Array("{".utf8), contentType: "application/json", bearer: fresh.accessToken).status == .badRequest)
+            #expect(
+                try await client.json(.post, "/v1/me/identities", ["provider": "github"], bearer: fresh.accessToken).status
+                    == .unprocessableContent)
+            #expect(
+                try await client.json(.post, "/v1/me/identities", ["access_token": "x"], bearer: fresh.accessToken).status
+                    == .unprocessableContent)
+            #expect(
+                try await client.json(
+                    .post, "/v1/me/identities", ["provider": "Not Valid!", "access_token": "x"], bearer: fresh.accessToken
+                ).status == .forbidden)
+            #expect(
+                try await client.json(.post, "/v1/me/identities", ["provider": "nope", "access_token": "x"], bearer: fresh.accessToken)
+                    .status == .forbidden)
+            #expect(
+                try await client.raw(
+                    .post, "/v1/me/identities", body: Array("{".utf8), contentType: "application/json", bearer: fresh.accessToken
+                ).status == .badRequest)
         }
         await jwks.stop()
     }

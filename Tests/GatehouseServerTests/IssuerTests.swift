@@ -8,8 +8,9 @@ import Testing
 /// Nodes of one database must issue tokens under one name.
 @Suite("Shared issuer")
 struct IssuerTests {
-    @Test("A second node with another public URL refuses to start on PostgreSQL, unless told to change the issuer",
-          .enabled(if: TestDatabase.postgresURL != nil))
+    @Test(
+        "A second node with another public URL refuses to start on PostgreSQL, unless told to change the issuer",
+        .enabled(if: TestDatabase.postgresURL != nil))
     func mismatchRefused() async throws {
         let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-issuer-\(UUID())")
         try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)

@@ -16,16 +16,21 @@ struct LogHygieneTests {
         try await server.withRouter { client in
             var secrets: [String] = [clientSecret]
             let user = try await signUp(client, password: "hunter2 but longer")
-            _ = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "a wrong password"])
+            _ = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": "a wrong password"])
             let again = try await logIn(client, email: user.email, password: user.password)
             let rotated = try await refresh(client, again.refreshToken)
             _ = try await client.form("/oauth/introspect", ["token": again.accessToken], basic: ("backend", clientSecret))
-            _ = try await client.json(.put, "/v1/me/password", ["password": "the next secret", "current_password": "not the current one"], bearer: again.accessToken)
+            _ = try await client.json(
+                .put, "/v1/me/password", ["password": "the next secret", "current_password": "not the current one"],
+                bearer: again.accessToken)
             _ = try await client.json(.post, "/v1/signup", ["email": "pending@example.com", "password": "pending password"])
             _ = try await client.json(.post, "/v1/logout", bearer: user.accessToken)
-            secrets += [user.password, "a wrong password", "the next secret", "not the current one", "pending password",
-                        user.accessToken, user.refreshToken, again.accessToken, again.refreshToken,
-                        rotated.string("refresh_token") ?? "", rotated.string("access_token") ?? ""]
+            secrets += [
+                user.password, "a wrong password", "the next secret", "not the current one", "pending password",
+                user.accessToken, user.refreshToken, again.accessToken, again.refreshToken,
+                rotated.string("refresh_token") ?? "", rotated.string("access_token") ?? "",
+            ]
             // The verification code sits sealed in the outbox; it must not be in the log either.
             let sealed = try await server.persistence.read { try await $0.outbox.list(status: .pending, limit: 10) }
             for message in sealed where message.kind == "verification" {

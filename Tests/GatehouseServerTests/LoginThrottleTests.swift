@@ -41,8 +41,9 @@ struct LoginThrottleTests {
         }
     }
 
-    @Test("Two nodes on one PostgreSQL: 40 wrong passwords split across both, exactly 10 checked",
-          .enabled(if: TestDatabase.postgresURL != nil))
+    @Test(
+        "Two nodes on one PostgreSQL: 40 wrong passwords split across both, exactly 10 checked",
+        .enabled(if: TestDatabase.postgresURL != nil))
     func twoNodes() async throws {
         try await withTwoNodes { one, two in
             let user = try await signUp(one)

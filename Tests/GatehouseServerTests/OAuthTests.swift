@@ -23,11 +23,13 @@ struct OAuthTests {
             #expect(post.status == .ok)
             let wrong = try await client.form("/oauth/token", ["grant_type": "client_credentials"], basic: ("backend", secret + "x"))
             #expect(wrong.status == .unauthorized && wrong.string("error") == "invalid_client")
-            let publicClient = try await client.form("/oauth/token", ["grant_type": "client_credentials", "client_id": TestServer.openClient])
+            let publicClient = try await client.form(
+                "/oauth/token", ["grant_type": "client_credentials", "client_id": TestServer.openClient])
             #expect(publicClient.string("error") == "unauthorized_client")
             // A scope the client lacks, or one that needs a user, is refused rather than dropped.
             for scope in ["profile admin", "openid", "offline_access", "email"] {
-                let widened = try await client.form("/oauth/token", ["grant_type": "client_credentials", "scope": scope], basic: ("backend", secret))
+                let widened = try await client.form(
+                    "/oauth/token", ["grant_type": "client_credentials", "scope": scope], basic: ("backend", secret))
                 if scope == "email" {
                     #expect(widened.status == .ok && widened.string("scope") == "email", "\(widened.text)")
                 } else {
@@ -43,11 +45,13 @@ struct OAuthTests {
             #expect(active.string("sid") == user.sessionID)
             let activeRefresh = try await client.form("/oauth/introspect", ["token": user.refreshToken], basic: ("backend", secret))
             #expect(activeRefresh.object["active"] as? Bool == true)
-            let machine = try await client.form("/oauth/introspect", ["token": try #require(basic.string("access_token"))], basic: ("backend", secret))
+            let machine = try await client.form(
+                "/oauth/introspect", ["token": try #require(basic.string("access_token"))], basic: ("backend", secret))
             #expect(machine.object["active"] as? Bool == true)
             let junk = try await client.form("/oauth/introspect", ["token": "junk"], basic: ("backend", secret))
             #expect(junk.status == .ok && junk.object["active"] as? Bool == false)
-            let unauthenticated = try await client.form("/oauth/introspect", ["token": user.accessToken, "client_id": TestServer.openClient])
+            let unauthenticated = try await client.form(
+                "/oauth/introspect", ["token": user.accessToken, "client_id": TestServer.openClient])
             #expect(unauthenticated.object["active"] == nil)
             #expect((400..<500).contains(Int(unauthenticated.status.code)))
 

@@ -28,7 +28,9 @@ struct OutboxLeaseTests {
         return policy
     }
 
-    @Test("A node that died mid-send leaves a short lease: another node sends the mail once it runs out, seconds later", arguments: TestDatabase.available)
+    @Test(
+        "A node that died mid-send leaves a short lease: another node sends the mail once it runs out, seconds later",
+        arguments: TestDatabase.available)
     func deadNode(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.withRouter { client in
@@ -37,7 +39,9 @@ struct OutboxLeaseTests {
             let now = server.clock.now()
             let lease = OutboxDelivery.Policy().lease
             #expect(lease <= 15)
-            let claimed = try await server.persistence.transaction { try await $0.outbox.claimDue(now: now, leaseUntil: now.addingTimeInterval(lease), limit: 10, channels: [.email]) }
+            let claimed = try await server.persistence.transaction {
+                try await $0.outbox.claimDue(now: now, leaseUntil: now.addingTimeInterval(lease), limit: 10, channels: [.email])
+            }
             #expect(claimed.count == 1)
             let survivor = SlowTransport(holds: false)
             let other = OutboxDelivery(services: server.server.services, renderer: server.server.templates, transports: [.email: survivor])
@@ -55,10 +59,12 @@ struct OutboxLeaseTests {
             _ = try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": try await signUp(client).email])
             let slow = SlowTransport(holds: true)
             let sender = OutboxDelivery(
-                services: server.server.services, renderer: server.server.templates, transports: [.email: slow], policy: Self.policy(lease: 1.5))
+                services: server.server.services, renderer: server.server.templates, transports: [.email: slow],
+                policy: Self.policy(lease: 1.5))
             let other = SlowTransport(holds: false)
             let second = OutboxDelivery(
-                services: server.server.services, renderer: server.server.templates, transports: [.email: other], policy: Self.policy(lease: 1.5))
+                services: server.server.services, renderer: server.server.templates, transports: [.email: other],
+                policy: Self.policy(lease: 1.5))
             async let first = sender.runOnce()
             func sending() async throws -> OutboxMessage? {
                 try await server.persistence.read { try await $0.outbox.list(status: .sending, limit: 10) }.first

@@ -10,7 +10,9 @@ import Testing
 
 @Suite("Outbox delivery")
 struct OutboxTests {
-    @Test("SMTP down for 20 sign-ups, then up: all 20 mails arrive, none lost", .enabled("needs python3 with aiosmtpd") { try await SinkEnvironment.isAvailable() })
+    @Test(
+        "SMTP down for 20 sign-ups, then up: all 20 mails arrive, none lost",
+        .enabled("needs python3 with aiosmtpd") { try await SinkEnvironment.isAvailable() })
     func outage() async throws {
         // Learn a free port from a first sink, then stop it: SMTP is "down" on that port.
         let probe = try await SMTPSink.start()
@@ -25,7 +27,8 @@ struct OutboxTests {
         }
         try await server.withRouter { client in
             for i in 0..<20 {
-                let response = try await client.json(.post, "/v1/signup", ["email": "outage\(i)@example.com", "password": "correct horse battery"])
+                let response = try await client.json(
+                    .post, "/v1/signup", ["email": "outage\(i)@example.com", "password": "correct horse battery"])
                 #expect(response.status == .created)
             }
             // Two rounds against the dead port: every row fails and is rescheduled.
@@ -89,9 +92,10 @@ struct OutboxTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let logs = CapturedLogs()
         let outbox = DevelopmentOutbox(directory: directory.path, from: "Gatehouse <no-reply@localhost>", logger: logs.logger(label: "dev"))
-        try await outbox.deliver(OutgoingMessage(
-            kind: "verification", channel: .email, recipient: "dev@example.com", subject: "Your code: 123456",
-            text: "Your code is\n\n    123456\n", html: "<p>123456</p>", messageID: "<x@localhost>"))
+        try await outbox.deliver(
+            OutgoingMessage(
+                kind: "verification", channel: .email, recipient: "dev@example.com", subject: "Your code: 123456",
+                text: "Your code is\n\n    123456\n", html: "<p>123456</p>", messageID: "<x@localhost>"))
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(files.count == 1 && files[0].hasSuffix(".eml"))
         let eml = try String(contentsOf: directory.appendingPathComponent(files[0]), encoding: .utf8)
@@ -139,7 +143,9 @@ struct NoSMSGatewayTests {
 
 @Suite("No mail server")
 struct NoMailServerTests {
-    @Test("Without SMTP and without --dev-outbox, mail waits in the outbox unsent (no files, no codes in the log) and is delivered once asked for")
+    @Test(
+        "Without SMTP and without --dev-outbox, mail waits in the outbox unsent (no files, no codes in the log) and is delivered once asked for"
+    )
     func mailWaits() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gh-nomail-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -156,7 +162,8 @@ struct NoMailServerTests {
         try await server.createClient(id: TestServer.openClient, settings: ["email_verification=off"])
         try await server.withRouter { client in
             let user = try await signUp(client)
-            #expect(try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email]).status == .accepted)
+            #expect(
+                try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email]).status == .accepted)
             #expect(try await server.deliverMail() == 0)
             let pending = try await server.persistence.read { try await $0.outbox.list(status: .pending, limit: 10) }
             #expect(pending.count == 1 && pending[0].attempts == 0)

@@ -29,7 +29,8 @@ struct PasswordTests {
             #expect(ok.status == .noContent)
             #expect(try await client.json(.get, "/v1/me", bearer: a.accessToken).status == .ok)
             #expect(try await client.json(.get, "/v1/me", bearer: b.accessToken).status == .unauthorized)
-            let old = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": a.email, "password": a.password])
+            let old = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": a.email, "password": a.password])
             #expect(old.status == .unauthorized)
             _ = try await logIn(client, email: a.email, password: "a brand new secret")
             let kinds = try await server.persistence.read { try await $0.outbox.list(status: nil, limit: 10) }.map(\.kind)
@@ -42,11 +43,17 @@ struct PasswordTests {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
             let a = try await signUp(client)
-            let first = try await client.json(.patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1815-12-10"]], bearer: a.accessToken)
+            let first = try await client.json(
+                .patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1815-12-10"]], bearer: a.accessToken)
             #expect(first.status == .unprocessableContent)  // before 1850 is rejected as implausible, and the message says so
             let birthdateError = (first.object["errors"] as? [[String: Any]])?.first { $0["field"] as? String == "profile.birthdate" }
             #expect((birthdateError?["message"] as? String)?.contains("1850-01-01") == true, "\(first.text)")
-            let ok = try await client.json(.patch, "/v1/me", ["profile": ["given_name": "Ada", "birthdate": "1990-02-28", "metadata": ["tier": "gold"] as [String: String]] as [String: any Sendable]], bearer: a.accessToken)
+            let ok = try await client.json(
+                .patch, "/v1/me",
+                [
+                    "profile": ["given_name": "Ada", "birthdate": "1990-02-28", "metadata": ["tier": "gold"] as [String: String]]
+                        as [String: any Sendable]
+                ], bearer: a.accessToken)
             #expect(ok.status == .ok)
             let second = try await client.json(.patch, "/v1/me", ["profile": ["family_name": "Lovelace"]], bearer: a.accessToken)
             let profile = try #require(second.object["profile"] as? [String: Any])
@@ -72,7 +79,8 @@ struct PasswordTests {
             let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                 for _ in 0..<12 {
                     group.addTask {
-                        let r = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+                        let r = try await client.json(
+                            .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
                         return (Int(r.status.code), r.headers[.retryAfter])
                     }
                 }

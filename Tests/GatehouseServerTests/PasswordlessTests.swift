@@ -27,7 +27,8 @@ struct PasswordlessTests {
             #expect(sent.object["expires_in"] as? Int == 600 && sent.object["resend_after"] as? Int == 60)
             try await server.deliverMail()
             let code = try #require(server.lastMail(to: "otto@example.com", kind: "otp")?.code)
-            let first = try await client.json(.post, "/v1/otp/verify", ["client_id": Self.client, "email": "otto@example.com", "code": code])
+            let first = try await client.json(
+                .post, "/v1/otp/verify", ["client_id": Self.client, "email": "otto@example.com", "code": code])
             #expect(first.status == .ok, "\(first.text)")
             #expect(first.object["is_new"] as? Bool == true)
             #expect(try decodeClaims(try #require(first.string("access_token")))["amr"] as? [String] == ["otp"])
@@ -37,9 +38,11 @@ struct PasswordlessTests {
             _ = try await client.json(.post, "/v1/otp", ["client_id": Self.client, "email": "otto@example.com"])
             try await server.deliverMail()
             let again = try #require(server.lastMail(to: "otto@example.com", kind: "otp")?.code)
-            let second = try await client.json(.post, "/v1/otp/verify", ["client_id": Self.client, "email": "otto@example.com", "code": again])
+            let second = try await client.json(
+                .post, "/v1/otp/verify", ["client_id": Self.client, "email": "otto@example.com", "code": again])
             #expect(second.object["is_new"] as? Bool == false)
-            #expect((second.object["user"] as? [String: Any])?["id"] as? String == (first.object["user"] as? [String: Any])?["id"] as? String)
+            #expect(
+                (second.object["user"] as? [String: Any])?["id"] as? String == (first.object["user"] as? [String: Any])?["id"] as? String)
         }
     }
 
@@ -93,14 +96,16 @@ struct PasswordlessTests {
     func noEnumeration() async throws {
         let server = try await Self.start()
         try await server.withRouter { client in
-            let unknown = try await client.json(.post, "/v1/otp", ["client_id": Self.client, "email": "nobody@example.com", "create_user": false])
+            let unknown = try await client.json(
+                .post, "/v1/otp", ["client_id": Self.client, "email": "nobody@example.com", "create_user": false])
             #expect(unknown.status == .accepted)
             #expect(Set(unknown.object.keys) == ["sent_to", "expires_in", "resend_after"])
             try await server.deliverMail()
             #expect(server.mail.messages.isEmpty)
             let disabled = try await client.json(.post, "/v1/otp", ["email": "a@example.com"])  // default client: password only
             #expect(disabled.status == .forbidden && disabled.string("code") == "not_enabled")
-            let both = try await client.json(.post, "/v1/otp", ["client_id": Self.client, "email": "a@example.com", "phone": "+4790000000"])
+            let both = try await client.json(
+                .post, "/v1/otp", ["client_id": Self.client, "email": "a@example.com", "phone": "+4790000000"])
             #expect(both.status == .unprocessableContent)
             for bad in ["90000000", "+0123456789", "+47 900", "+47abc12345", "+1234567890123456"] {
                 let response = try await client.json(.post, "/v1/otp", ["client_id": Self.client, "phone": bad])
@@ -142,7 +147,8 @@ struct PasswordlessTests {
                 let body = try #require(message["body"] as? String)
                 #expect(body.utf8.count <= 160 && body.contains("min"))
                 let code = try #require(body.split(whereSeparator: { !$0.isNumber }).first { $0.count == 6 }.map(String.init))
-                let verified = try await client.json(.post, "/v1/otp/verify", ["client_id": Self.client, "phone": "+4790012345", "code": code])
+                let verified = try await client.json(
+                    .post, "/v1/otp/verify", ["client_id": Self.client, "phone": "+4790012345", "code": code])
                 #expect(verified.object["is_new"] as? Bool == true)
                 let user = try #require(verified.object["user"] as? [String: Any])
                 #expect(user["phone"] as? String == "+4790012345" && user["phone_verified"] as? Bool == true)
@@ -164,15 +170,19 @@ struct SquattingTests {
         try await server.createClient(id: PasswordlessTests.client, settings: ["methods=password,email_otp"])
         try await server.withRouter { client in
             // A squatter signs up with the victim's address and their own password; never verifies.
-            _ = try await client.json(.post, "/v1/signup", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "password": "squatter password"])
+            _ = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": PasswordlessTests.client, "email": "victim@example.com", "password": "squatter password"])
             // The victim signs in by email code.
             _ = try await client.json(.post, "/v1/otp", ["client_id": PasswordlessTests.client, "email": "victim@example.com"])
             try await server.deliverMail()
             let code = try #require(server.lastMail(to: "victim@example.com", kind: "otp")?.code)
-            let victim = try await client.json(.post, "/v1/otp/verify", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "code": code])
+            let victim = try await client.json(
+                .post, "/v1/otp/verify", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "code": code])
             #expect(victim.status == .ok)
             #expect((victim.object["user"] as? [String: Any])?["has_password"] as? Bool == false)
-            let squatter = try await client.json(.post, "/v1/login", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "password": "squatter password"])
+            let squatter = try await client.json(
+                .post, "/v1/login", ["client_id": PasswordlessTests.client, "email": "victim@example.com", "password": "squatter password"])
             #expect(squatter.status == .unauthorized)
         }
     }

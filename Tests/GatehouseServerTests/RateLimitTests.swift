@@ -41,7 +41,9 @@ struct RateLimitTests {
         #expect(PhoneNumber.countryCode("+74951234567") == "7")
     }
 
-    @Test("Code guesses from one address: exactly the limit of a parallel burst is checked, the rest get 429 with Retry-After and RateLimit headers", arguments: TestDatabase.available)
+    @Test(
+        "Code guesses from one address: exactly the limit of a parallel burst is checked, the rest get 429 with Retry-After and RateLimit headers",
+        arguments: TestDatabase.available)
     func codeVerifyBurst(database: TestDatabase) async throws {
         let server = try await Self.start(database, limits: "code_verify=6/900")
         try await server.withRouter { client in
@@ -87,18 +89,47 @@ struct RateLimitTests {
         try await server.withRouter { client in
             let email = "headers@example.com"
             let cases: [(String, RateLimitName, TestResponse)] = [
-                ("/v1/signup", .signup, try await client.json(.post, "/v1/signup", ["client_id": TestServer.openClient, "email": email, "password": "correct horse battery"])),
-                ("/v1/verification", .codeSend, try await client.json(.post, "/v1/verification", ["client_id": TestServer.openClient, "email": email])),
-                ("/v1/verify", .codeVerify, try await client.json(.post, "/v1/verify", ["client_id": TestServer.openClient, "email": email, "code": "000000"])),
-                ("/v1/recovery", .codeSend, try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": email])),
-                ("/v1/recovery/verify", .codeVerify, try await client.json(.post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": email, "code": "000000"])),
+                (
+                    "/v1/signup", .signup,
+                    try await client.json(
+                        .post, "/v1/signup", ["client_id": TestServer.openClient, "email": email, "password": "correct horse battery"])
+                ),
+                (
+                    "/v1/verification", .codeSend,
+                    try await client.json(.post, "/v1/verification", ["client_id": TestServer.openClient, "email": email])
+                ),
+                (
+                    "/v1/verify", .codeVerify,
+                    try await client.json(.post, "/v1/verify", ["client_id": TestServer.openClient, "email": email, "code": "000000"])
+                ),
+                (
+                    "/v1/recovery", .codeSend,
+                    try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": email])
+                ),
+                (
+                    "/v1/recovery/verify", .codeVerify,
+                    try await client.json(
+                        .post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": email, "code": "000000"])
+                ),
                 ("/v1/otp", .codeSend, try await client.json(.post, "/v1/otp", ["client_id": Self.client, "email": email])),
-                ("/v1/otp/verify", .codeVerify, try await client.json(.post, "/v1/otp/verify", ["client_id": Self.client, "email": email, "code": "000000"])),
-                ("/v1/identifiers/status", .identifierStatus, try await client.json(.get, "/v1/identifiers/status?client_id=status&email=\(email)")),
-                ("/oauth/token", .token, try await client.form("/oauth/token", ["grant_type": "authorization_code", "code": "gh_ac_nope", "client_id": TestServer.openClient])),
+                (
+                    "/v1/otp/verify", .codeVerify,
+                    try await client.json(.post, "/v1/otp/verify", ["client_id": Self.client, "email": email, "code": "000000"])
+                ),
+                (
+                    "/v1/identifiers/status", .identifierStatus,
+                    try await client.json(.get, "/v1/identifiers/status?client_id=status&email=\(email)")
+                ),
+                (
+                    "/oauth/token", .token,
+                    try await client.form(
+                        "/oauth/token", ["grant_type": "authorization_code", "code": "gh_ac_nope", "client_id": TestServer.openClient])
+                ),
             ]
             for (path, name, response) in cases {
-                #expect(response.headers[Self.policyField]?.contains("\"\(name.rawValue)\";q=100;w=60") == true, "\(path): \(response.status) \(response.headers)")
+                #expect(
+                    response.headers[Self.policyField]?.contains("\"\(name.rawValue)\";q=100;w=60") == true,
+                    "\(path): \(response.status) \(response.headers)")
                 #expect(response.headers[Self.stateField]?.contains("\"\(name.rawValue)\";r=") == true, "\(path)")
             }
             for path in ["/.well-known/jwks.json", "/health/live"] {
@@ -107,7 +138,9 @@ struct RateLimitTests {
         }
     }
 
-    @Test("Sends: every code send counts per address; text messages also per country code and in total, without telling the caller those", arguments: TestDatabase.available)
+    @Test(
+        "Sends: every code send counts per address; text messages also per country code and in total, without telling the caller those",
+        arguments: TestDatabase.available)
     func smsBudgets(database: TestDatabase) async throws {
         let server = try await Self.start(database, limits: "sms_country=2/3600,sms_total=3/3600,sms_ip=100/3600")
         try await server.withRouter { client in
@@ -126,12 +159,17 @@ struct RateLimitTests {
             // The server's whole budget (3) is spent; any country, any address.
             #expect(try await send("+4470000001", from: "192.0.2.5").status == .tooManyRequests)
             // A refused send counted nothing: mail sends (no SMS) still go.
-            #expect(try await client.json(.post, "/v1/otp", ["client_id": Self.client, "email": "m@example.com"], headers: Self.from("192.0.2.5")).status == .accepted)
+            #expect(
+                try await client.json(
+                    .post, "/v1/otp", ["client_id": Self.client, "email": "m@example.com"], headers: Self.from("192.0.2.5")
+                ).status == .accepted)
             #expect(try await server.deliverMail() == 4)
         }
     }
 
-    @Test("Authorization-code exchanges are counted per address before the code is spent: a refused exchange leaves the code usable", arguments: TestDatabase.available)
+    @Test(
+        "Authorization-code exchanges are counted per address before the code is spent: a refused exchange leaves the code usable",
+        arguments: TestDatabase.available)
     func tokenLimit(database: TestDatabase) async throws {
         let server = try await Self.start(database, limits: "token=2/10")
         let redirect = "com.example.app:/verified"
@@ -141,8 +179,10 @@ struct RateLimitTests {
             let challenge = Base64URL.encode(Array(SHA256.hash(data: Data(verifier.utf8))))
             let signup = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": "mobile", "email": "code@example.com", "password": "correct horse battery",
-                 "redirect_to": redirect, "code_challenge": challenge, "code_challenge_method": "S256"])
+                [
+                    "client_id": "mobile", "email": "code@example.com", "password": "correct horse battery",
+                    "redirect_to": redirect, "code_challenge": challenge, "code_challenge_method": "S256",
+                ])
             #expect(signup.status == .created)
             try await server.deliverMail()
             let path = try #require(server.lastMail(to: "code@example.com", kind: "verification")?.linkPath("/verify?token="))
@@ -151,7 +191,10 @@ struct RateLimitTests {
             func exchange(_ code: String) async throws -> TestResponse {
                 try await client.form(
                     "/oauth/token",
-                    ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": verifier, "redirect_uri": redirect])
+                    [
+                        "grant_type": "authorization_code", "code": code, "client_id": "mobile", "code_verifier": verifier,
+                        "redirect_uri": redirect,
+                    ])
             }
             #expect(try await exchange("gh_guess_1").string("error") == "invalid_grant")
             #expect(try await exchange("gh_guess_2").string("error") == "invalid_grant")

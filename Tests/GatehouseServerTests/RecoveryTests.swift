@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Password recovery")
 struct RecoveryTests {
-    @Test("Recovery by code: 202 for anyone, amr recovery, a new password without the old one, others signed out", arguments: TestDatabase.available)
+    @Test(
+        "Recovery by code: 202 for anyone, amr recovery, a new password without the old one, others signed out",
+        arguments: TestDatabase.available)
     func recoverByCode(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.withRouter { client in
@@ -24,7 +26,8 @@ struct RecoveryTests {
             let code = try #require(mail.code)
             #expect(mail.link("/reset?token=") != nil)
 
-            let verified = try await client.json(.post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": email, "code": code])
+            let verified = try await client.json(
+                .post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": email, "code": code])
             #expect(verified.status == .ok, "\(verified.text)")
             let access = try #require(verified.string("access_token"))
             #expect(try decodeClaims(access)["amr"] as? [String] == ["recovery"])
@@ -53,7 +56,8 @@ struct RecoveryTests {
             _ = try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email])
             try await server.deliverMail()
             let code = try #require(server.lastMail(to: user.email.lowercased(), kind: "recovery")?.code)
-            let verified = try await client.json(.post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": user.email, "code": code])
+            let verified = try await client.json(
+                .post, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": user.email, "code": code])
             let access = try #require(verified.string("access_token"))
             server.clock.advance(by: 11 * 60)
             let late = try await client.json(.put, "/v1/me/password", ["password": "too late now"], bearer: access)
@@ -87,20 +91,25 @@ struct RecoveryTests {
             func post(_ fields: [String: String], cookie: String?) async throws -> TestResponse {
                 var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
                 if let cookie { headers[.cookie] = cookie }
-                let body = fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }.joined(separator: "&")
+                let body = fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }.joined(
+                    separator: "&")
                 return try await client.executeRequest(uri: "/reset", method: .post, headers: headers, body: .init(string: body))
             }
-            let forged = try await post(["token": token, "csrf": csrf, "password": "brand new pass", "confirm": "brand new pass"], cookie: nil)
+            let forged = try await post(
+                ["token": token, "csrf": csrf, "password": "brand new pass", "confirm": "brand new pass"], cookie: nil)
             #expect(forged.status == .forbidden)
-            let mismatch = try await post(["token": token, "csrf": csrf, "password": "brand new pass", "confirm": "other"], cookie: "gh_csrf=\(nonce)")
+            let mismatch = try await post(
+                ["token": token, "csrf": csrf, "password": "brand new pass", "confirm": "other"], cookie: "gh_csrf=\(nonce)")
             #expect(mismatch.status == .unprocessableContent)
             let weak = try await post(["token": token, "csrf": csrf, "password": "short", "confirm": "short"], cookie: "gh_csrf=\(nonce)")
             #expect(weak.status == .unprocessableContent)
-            let done = try await post(["token": token, "csrf": csrf, "password": "brand new pass", "confirm": "brand new pass"], cookie: "gh_csrf=\(nonce)")
+            let done = try await post(
+                ["token": token, "csrf": csrf, "password": "brand new pass", "confirm": "brand new pass"], cookie: "gh_csrf=\(nonce)")
             #expect(done.status == .ok, "\(done.text)")
             #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status == .unauthorized)
             _ = try await logIn(client, email: user.email, password: "brand new pass")
-            let replay = try await post(["token": token, "csrf": csrf, "password": "another new one", "confirm": "another new one"], cookie: "gh_csrf=\(nonce)")
+            let replay = try await post(
+                ["token": token, "csrf": csrf, "password": "another new one", "confirm": "another new one"], cookie: "gh_csrf=\(nonce)")
             #expect(replay.status == .gone)
         }
     }

@@ -92,8 +92,10 @@ struct RefreshRotationTests {
             #expect(narrowed.string("scope") == "email")
             let widened = try await client.form(
                 "/oauth/token",
-                ["grant_type": "refresh_token", "refresh_token": try #require(narrowed.string("refresh_token")),
-                 "client_id": TestServer.openClient, "scope": "openid admin"])
+                [
+                    "grant_type": "refresh_token", "refresh_token": try #require(narrowed.string("refresh_token")),
+                    "client_id": TestServer.openClient, "scope": "openid admin",
+                ])
             #expect(widened.string("error") == "invalid_scope")
         }
     }

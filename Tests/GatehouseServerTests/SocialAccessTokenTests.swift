@@ -34,7 +34,9 @@ extension SocialFixtures {
 
 @Suite("Social sign-in with provider access tokens")
 struct SocialAccessTokenTests {
-    @Test("SO-4: Facebook, GitHub and an introspecting OAuth provider's access tokens sign up once (201, is_new) and in after (200); a token the provider issued to another app, a revoked token and garbage are refused; X's tokens are refused natively (nothing proves whose app they are); Facebook gets appsecret_proof, GitHub the app's basic auth; the answer reports the client's terms, and accept_terms accepts them")
+    @Test(
+        "SO-4: Facebook, GitHub and an introspecting OAuth provider's access tokens sign up once (201, is_new) and in after (200); a token the provider issued to another app, a revoked token and garbage are refused; X's tokens are refused natively (nothing proves whose app they are); Facebook gets appsecret_proof, GitHub the app's basic auth; the answer reports the client's terms, and accept_terms accepts them"
+    )
     func accessTokens() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -61,7 +63,8 @@ struct SocialAccessTokenTests {
 
                 // Token substitution: the same person's token, issued to another app at the provider.
                 let foreign = try await signIn(provider, try await fake.token(fakeName, clientID: "other-app", user: user))
-                #expect(foreign.status == .unauthorized && foreign.string("code") == "invalid_provider_token", "\(provider): \(foreign.text)")
+                #expect(
+                    foreign.status == .unauthorized && foreign.string("code") == "invalid_provider_token", "\(provider): \(foreign.text)")
                 let garbage = try await signIn(provider, "not-a-token")
                 #expect(garbage.status == .unauthorized, "\(provider): \(garbage.text)")
             }
@@ -83,24 +86,32 @@ struct SocialAccessTokenTests {
             #expect(x.status == .unprocessableContent && x.string("code") == "validation_failed", "\(x.text)")
             #expect(x.text.contains("/v1/social/x/start"))
             // Both tokens, or neither: a validation error, not a guess.
-            let both = try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "access_token": "a", "id_token": "b", "nonce": "c"])
+            let both = try await client.json(
+                .post, "/v1/social/github/token", ["client_id": "social", "access_token": "a", "id_token": "b", "nonce": "c"])
             #expect(both.status == .unprocessableContent)
             let neither = try await client.json(.post, "/v1/social/github/token", ["client_id": "social"])
             #expect(neither.status == .unprocessableContent)
             // GitHub issues no ID tokens.
-            let idToGitHub = try await client.json(.post, "/v1/social/github/token", ["client_id": "social", "id_token": "a.b.c", "nonce": "n"])
+            let idToGitHub = try await client.json(
+                .post, "/v1/social/github/token", ["client_id": "social", "id_token": "a.b.c", "nonce": "n"])
             #expect(idToGitHub.status == .unprocessableContent)
 
             // Terms: the answer says what the app must still ask for, and accept_terms accepts them.
-            try await server.createClient(id: "terms-social", settings: ["email_verification=off", "terms_platform_version=2", "social_providers=github"])
+            try await server.createClient(
+                id: "terms-social", settings: ["email_verification=off", "terms_platform_version=2", "social_providers=github"])
             let unaccepted = try await client.json(
                 .post, "/v1/social/github/token",
-                ["client_id": "terms-social", "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")])
+                [
+                    "client_id": "terms-social",
+                    "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo"),
+                ])
             #expect((unaccepted.object["user"] as? [String: Any])?["agreements_up_to_date"] as? Bool == false, "\(unaccepted.text)")
             let accepted = try await client.json(
                 .post, "/v1/social/github/token",
-                ["client_id": "terms-social", "accept_terms": true,
-                 "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo")])
+                [
+                    "client_id": "terms-social", "accept_terms": true,
+                    "access_token": try await fake.token("github", clientID: SocialFixtures.githubApp.0, user: "octo"),
+                ])
             #expect((accepted.object["user"] as? [String: Any])?["agreements_up_to_date"] as? Bool == true, "\(accepted.text)")
 
             // What the provider saw: Facebook's debug_token asked with the app token, /me with the
@@ -109,7 +120,8 @@ struct SocialAccessTokenTests {
             let me = try #require(seen.first { ($0["path"] as? String)?.hasSuffix("/me") == true })
             let query = me["query"] as? [String: Any] ?? [:]
             let token = try #require(query["access_token"] as? String)
-            let proof = HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: SymmetricKey(data: Data(SocialFixtures.facebookApp.1.utf8)))
+            let proof = HMAC<SHA256>.authenticationCode(
+                for: Data(token.utf8), using: SymmetricKey(data: Data(SocialFixtures.facebookApp.1.utf8)))
             #expect(query["appsecret_proof"] as? String == proof.map { String(format: "%02x", $0) }.joined())
             let check = try #require(seen.first { ($0["path"] as? String) == "/github/applications/gh-app/token" })
             let headers = check["headers"] as? [String: Any] ?? [:]
@@ -118,7 +130,9 @@ struct SocialAccessTokenTests {
             // Refusals are logged with their reason, never a token or the operator's secrets.
             let logged = logs.all.joined(separator: "\n")
             #expect(logged.contains("provider token refused"))
-            for secret in sent.all.filter({ $0.count > 8 }) + [SocialFixtures.facebookApp.1, SocialFixtures.githubApp.1, SocialFixtures.oauthApp.1] {
+            for secret in sent.all.filter({ $0.count > 8 }) + [
+                SocialFixtures.facebookApp.1, SocialFixtures.githubApp.1, SocialFixtures.oauthApp.1,
+            ] {
                 #expect(!logged.contains(secret), "a token or secret in the log")
             }
 
@@ -140,7 +154,9 @@ struct SocialProvidersFileTests {
         return try await TestServer.start(.sqlite) { $0.socialFile = file.path }
     }
 
-    @Test("SO-10: the providers file is checked whole at start: unknown keys or types, plain http to another host, a missing secret for Facebook, GitHub or X, an oauth2 provider without its endpoints, PKCE turned off without ID tokens, a web client id outside client_ids, an unset secret variable and half an Apple key stop the server; a secret from the environment is taken")
+    @Test(
+        "SO-10: the providers file is checked whole at start: unknown keys or types, plain http to another host, a missing secret for Facebook, GitHub or X, an oauth2 provider without its endpoints, PKCE turned off without ID tokens, a web client id outside client_ids, an unset secret variable and half an Apple key stop the server; a secret from the environment is taken"
+    )
     func checkedAtStart() async throws {
         let refused: [(String, [String: Any])] = [
             ("unknown key", ["id": "g", "type": "google", "client_ids": ["a"], "client_id": "a"]),
@@ -151,7 +167,13 @@ struct SocialProvidersFileTests {
             ("oauth2 without endpoints", ["id": "o", "type": "oauth2", "client_ids": ["1"], "client_secret": "s"]),
             ("pkce off without ID tokens", ["id": "github", "type": "github", "client_ids": ["1"], "client_secret": "s", "pkce": false]),
             ("web client outside client_ids", ["id": "google", "type": "google", "client_ids": ["ios"], "web_client_id": "web"]),
-            ("unset secret variable", ["id": "github", "type": "github", "client_ids": ["1"], "client_secret_env": "GATEHOUSE_TEST_UNSET_\(UUID().uuidString.prefix(8))"]),
+            (
+                "unset secret variable",
+                [
+                    "id": "github", "type": "github", "client_ids": ["1"],
+                    "client_secret_env": "GATEHOUSE_TEST_UNSET_\(UUID().uuidString.prefix(8))",
+                ]
+            ),
             ("half an Apple key", ["id": "apple", "type": "apple", "client_ids": ["com.example"], "apple_team_id": "T"]),
         ]
         for (what, provider) in refused {

@@ -6,9 +6,9 @@ import GatehouseTesting
 import HummingbirdTesting
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
-import GatehouseServer
-import HTTPTypes
+    import FoundationNetworking
+    import GatehouseServer
+    import HTTPTypes
 #endif
 
 /// oidc-provider-mock (PyPI): a real OpenID Connect provider on 127.0.0.1, RS256 keys at its `/jwks`.
@@ -41,7 +41,8 @@ struct MockOIDCProvider {
         try await Subprocess.launch(process)
         let provider = MockOIDCProvider(process: process, port: port)
         for _ in 0..<100 {
-            if let (_, response) = try? await URLSession.shared.data(from: URL(string: provider.issuer + "/.well-known/openid-configuration")!),
+            if let (_, response) = try? await URLSession.shared.data(
+                from: URL(string: provider.issuer + "/.well-known/openid-configuration")!),
                 (response as? HTTPURLResponse)?.statusCode == 200
             {
                 return provider
@@ -84,7 +85,8 @@ struct SocialSignInTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: ["providers": providers]).write(to: file)
         let server = try await TestServer.startOpen(.sqlite) { $0.socialFile = file.path }
-        try await server.createClient(id: "social", settings: ["email_verification=off", "social_providers=\(enable.joined(separator: ","))"])
+        try await server.createClient(
+            id: "social", settings: ["email_verification=off", "social_providers=\(enable.joined(separator: ","))"])
         return server
     }
 
@@ -92,8 +94,9 @@ struct SocialSignInTests {
         try await client.json(.post, "/v1/social/\(provider)/token", ["client_id": "social", "id_token": token, "nonce": nonce])
     }
 
-    @Test("SO-1: a real OpenID provider's ID token (RS256, authorization-code flow with a nonce) signs up once (201, is_new) and signs in after (200, not new, same user); a replayed nonce is refused; the client lists the provider; amr is fed",
-          .enabled("needs oidc-provider-mock") { try await MockOIDCProvider.available() })
+    @Test(
+        "SO-1: a real OpenID provider's ID token (RS256, authorization-code flow with a nonce) signs up once (201, is_new) and signs in after (200, not new, same user); a replayed nonce is refused; the client lists the provider; amr is fed",
+        .enabled("needs oidc-provider-mock") { try await MockOIDCProvider.available() })
     func realProvider() async throws {
         let mock = try await MockOIDCProvider.start()
         defer { mock.stop() }
@@ -104,7 +107,8 @@ struct SocialSignInTests {
             #expect(info.object["social_providers"] as? [String] == ["mock"])
 
             let firstNonce = "n-" + UUID().uuidString
-            let first = try await mock.idToken(audience: Self.app, subject: "alice", email: "Alice@Example.com", verified: true, nonce: firstNonce)
+            let first = try await mock.idToken(
+                audience: Self.app, subject: "alice", email: "Alice@Example.com", verified: true, nonce: firstNonce)
             let created = try await Self.signIn(client, provider: "mock", token: first, nonce: firstNonce)
             #expect(created.status == .created, "\(created.text)")
             #expect(created.object["is_new"] as? Bool == true)
@@ -115,7 +119,8 @@ struct SocialSignInTests {
             #expect(claims["amr"] as? [String] == ["fed"])
 
             let secondNonce = "n-" + UUID().uuidString
-            let second = try await mock.idToken(audience: Self.app, subject: "alice", email: "alice@example.com", verified: true, nonce: secondNonce)
+            let second = try await mock.idToken(
+                audience: Self.app, subject: "alice", email: "alice@example.com", verified: true, nonce: secondNonce)
             let again = try await Self.signIn(client, provider: "mock", token: second, nonce: secondNonce)
             #expect(again.status == .ok && again.object["is_new"] as? Bool == false, "\(again.text)")
             #expect((again.object["user"] as? [String: Any])?["id"] as? String == user["id"] as? String)
@@ -124,24 +129,35 @@ struct SocialSignInTests {
             #expect(replay.status == .unauthorized && replay.string("code") == "invalid_provider_token")
             // A token for another app at the same provider.
             let otherNonce = "n-" + UUID().uuidString
-            let other = try await mock.idToken(audience: "someone-else", subject: "alice", email: "alice@example.com", verified: true, nonce: otherNonce)
+            let other = try await mock.idToken(
+                audience: "someone-else", subject: "alice", email: "alice@example.com", verified: true, nonce: otherNonce)
             #expect(try await Self.signIn(client, provider: "mock", token: other, nonce: otherNonce).status == .unauthorized)
 
-            let events = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 100)).filter { $0.method == "social:mock" }
+            let events = try await AuditLog(persistence: server.persistence).list(AuditQuery(limit: 100)).filter {
+                $0.method == "social:mock"
+            }
             // The test clock stands still: events of one millisecond come in id order, so compare as a multiset.
             #expect(events.map(\.type).sorted() == ["sign_in.failed", "sign_in.failed", "user.created", "user.signed_in"])
             #expect(events.filter { $0.type == "sign_in.failed" }.compactMap(\.reason).sorted() == ["audience", "replayed"])
         }
     }
 
-    @Test("SO-2: forged and misused ID tokens are refused: other audience, other issuer, expired, not yet valid, alg none, HS256 with the public key, unknown kid, a foreign key under a known kid, wrong nonce, replayed nonce, a provider the client does not offer; Apple's hashed nonce is accepted; unknown kids refetch the keys at most once a minute")
+    @Test(
+        "SO-2: forged and misused ID tokens are refused: other audience, other issuer, expired, not yet valid, alg none, HS256 with the public key, unknown kid, a foreign key under a known kid, wrong nonce, replayed nonce, a provider the client does not offer; Apple's hashed nonce is accepted; unknown kids refetch the keys at most once a minute"
+    )
     func attacks() async throws {
         let issuer = TestIDTokenIssuer()
         let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
         let server = try await Self.server(
             providers: [
-                ["id": "local", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks", "client_ids": [Self.app, "web-app"]],
-                ["id": "other", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks", "client_ids": [Self.app]],
+                [
+                    "id": "local", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+                    "client_ids": [Self.app, "web-app"],
+                ],
+                [
+                    "id": "other", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+                    "client_ids": [Self.app],
+                ],
             ],
             enable: ["local"])
         try await server.withRouter { client in
@@ -177,13 +193,17 @@ struct SocialSignInTests {
             refused.append(("garbage", "a.b.c", nonce))
             for (what, token, sentNonce) in refused {
                 let answer = try await attempt(token, nonce: sentNonce)
-                #expect(answer.status == .unauthorized && answer.string("code") == "invalid_provider_token", "\(what): \(answer.status) \(answer.text)")
+                #expect(
+                    answer.status == .unauthorized && answer.string("code") == "invalid_provider_token",
+                    "\(what): \(answer.status) \(answer.text)")
             }
             let notOffered = try await attempt(try issuer.token(claims), nonce: nonce, provider: "other")
             #expect(notOffered.status == .forbidden && notOffered.string("code") == "not_enabled")
             let unknown = try await attempt(try issuer.token(claims), nonce: nonce, provider: "nope")
             #expect(unknown.status == .forbidden)
-            #expect(try await client.json(.post, "/v1/social/local/token", ["client_id": "social", "id_token": "x"]).status == .unprocessableContent)
+            #expect(
+                try await client.json(.post, "/v1/social/local/token", ["client_id": "social", "id_token": "x"]).status
+                    == .unprocessableContent)
 
             // Nothing above signed anyone up.
             #expect(try await server.persistence.read { try await $0.users.count() } == 0)
@@ -196,14 +216,16 @@ struct SocialSignInTests {
             // Apple puts the SHA-256 of the raw nonce in the token; the app sends the raw one.
             let raw = fresh()
             let hashed = Data(SHA256.hash(data: Data(raw.utf8))).map { String(format: "%02x", $0) }.joined()
-            let apple = try await attempt(try issuer.token(issuer.claims(subject: "s2", audience: "web-app", nonce: hashed, now: now)), nonce: raw)
+            let apple = try await attempt(
+                try issuer.token(issuer.claims(subject: "s2", audience: "web-app", nonce: hashed, now: now)), nonce: raw)
             #expect(apple.status == .created, "\(apple.text)")
 
             // A flood of made-up kids, sequential and then 20 at once, fetched the keys at most twice
             // (first use, one refetch a minute; concurrent callers share a fetch).
             for _ in 0..<5 {
                 let n = fresh()
-                _ = try await attempt(try issuer.token(issuer.claims(subject: "s3", audience: Self.app, nonce: n, now: now), kid: "k-\(n)"), nonce: n)
+                _ = try await attempt(
+                    try issuer.token(issuer.claims(subject: "s3", audience: Self.app, nonce: n, now: now), kid: "k-\(n)"), nonce: n)
             }
             server.clock.advance(by: 61)
             let later = server.clock.now()
@@ -211,7 +233,9 @@ struct SocialSignInTests {
                 for _ in 0..<20 {
                     group.addTask {
                         let n = fresh()
-                        let answer = try await attempt(try issuer.token(issuer.claims(subject: "s4", audience: Self.app, nonce: n, now: later), kid: "k-\(n)"), nonce: n)
+                        let answer = try await attempt(
+                            try issuer.token(issuer.claims(subject: "s4", audience: Self.app, nonce: n, now: later), kid: "k-\(n)"),
+                            nonce: n)
                         #expect(answer.status == .unauthorized)
                     }
                 }
@@ -223,22 +247,33 @@ struct SocialSignInTests {
         await jwks.stop()
     }
 
-    @Test("SO-3: a provider email matching an account links only when both sides proved it; otherwise identity_link_required and nothing changes; a linked account signs in both ways; password sign-up and login carry is_new too")
+    @Test(
+        "SO-3: a provider email matching an account links only when both sides proved it; otherwise identity_link_required and nothing changes; a linked account signs in both ways; password sign-up and login carry is_new too"
+    )
     func linking() async throws {
         let issuer = TestIDTokenIssuer()
         let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
         let server = try await Self.server(
-            providers: [["id": "local", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks", "client_ids": [Self.app]]],
+            providers: [
+                [
+                    "id": "local", "type": "oidc", "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
+                    "client_ids": [Self.app],
+                ]
+            ],
             enable: ["local"])
         try await server.withRouter { client in
             func social(subject: String, email: String, verified: Bool) async throws -> TestResponse {
                 let nonce = "n-" + UUID().uuidString
-                let token = try issuer.token(issuer.claims(subject: subject, audience: Self.app, nonce: nonce, email: email, emailVerified: verified, now: server.clock.now()))
+                let token = try issuer.token(
+                    issuer.claims(
+                        subject: subject, audience: Self.app, nonce: nonce, email: email, emailVerified: verified, now: server.clock.now()))
                 return try await Self.signIn(client, provider: "local", token: token, nonce: nonce)
             }
-            let signup = try await client.json(.post, "/v1/signup", ["client_id": "social", "email": "owner@example.com", "password": "correct horse battery"])
+            let signup = try await client.json(
+                .post, "/v1/signup", ["client_id": "social", "email": "owner@example.com", "password": "correct horse battery"])
             #expect(signup.status == .created && signup.object["is_new"] as? Bool == true)
-            let login = try await client.json(.post, "/v1/login", ["client_id": "social", "email": "owner@example.com", "password": "correct horse battery"])
+            let login = try await client.json(
+                .post, "/v1/login", ["client_id": "social", "email": "owner@example.com", "password": "correct horse battery"])
             #expect(login.object["is_new"] as? Bool == false)
             let ownerID = try #require((signup.object["user"] as? [String: Any])?["id"] as? String)
 
@@ -252,7 +287,9 @@ struct SocialSignInTests {
                 try await stores.users.update(owner)
             }
             #expect(try await social(subject: "attacker", email: "owner@example.com", verified: false).status == .conflict)
-            let credentials = try await server.persistence.read { try await $0.credentials.list(userID: UUID(uuidString: ownerID)!, type: .oidc) }
+            let credentials = try await server.persistence.read {
+                try await $0.credentials.list(userID: UUID(uuidString: ownerID)!, type: .oidc)
+            }
             #expect(credentials.isEmpty)
 
             // Both proved: linked, not new, the same account.
@@ -262,7 +299,10 @@ struct SocialSignInTests {
             // Later the provider's email changes: the subject still finds the account.
             let renamed = try await social(subject: "owner-at-provider", email: "new-address@example.com", verified: true)
             #expect((renamed.object["user"] as? [String: Any])?["id"] as? String == ownerID)
-            #expect(try await client.json(.post, "/v1/login", ["client_id": "social", "email": "owner@example.com", "password": "correct horse battery"]).status == .ok)
+            #expect(
+                try await client.json(
+                    .post, "/v1/login", ["client_id": "social", "email": "owner@example.com", "password": "correct horse battery"]
+                ).status == .ok)
             // An unknown address makes a new account, unverified when the provider says so.
             let fresh = try await social(subject: "newcomer", email: "newcomer@example.com", verified: false)
             #expect(fresh.status == .created && (fresh.object["user"] as? [String: Any])?["email_verified"] as? Bool == false)

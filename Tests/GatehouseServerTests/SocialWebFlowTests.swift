@@ -36,8 +36,13 @@ struct WebWalk {
         _ provider: String, redirectTo: String = SocialFixtures.appRedirect, challenge: String?, state: String = "app-state-1",
         formEncoded: Bool = true
     ) async throws -> Started {
-        var items = [URLQueryItem(name: "client_id", value: "social"), URLQueryItem(name: "redirect_to", value: redirectTo), URLQueryItem(name: "state", value: state)]
-        if let challenge { items += [URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256")] }
+        var items = [
+            URLQueryItem(name: "client_id", value: "social"), URLQueryItem(name: "redirect_to", value: redirectTo),
+            URLQueryItem(name: "state", value: state),
+        ]
+        if let challenge {
+            items += [URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256")]
+        }
         var components = URLComponents(string: "/v1/social/\(provider)/start")!
         components.queryItems = items
         if formEncoded { components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") }
@@ -50,7 +55,9 @@ struct WebWalk {
     /// The person at the provider's page: approves as `user` (or cancels); answers the provider's
     /// redirect to Gatehouse's callback.
     func approve(_ started: Started, user: String, deny: Bool = false) async throws -> URL {
-        let fields = (URLComponents(url: started.providerURL, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+        let fields = (URLComponents(url: started.providerURL, resolvingAgainstBaseURL: false)?.queryItems ?? []).map {
+            ($0.name, $0.value ?? "")
+        }
         var form = fields + [("user", user)]
         if deny { form.append(("deny", "1")) }
         var bare = URLComponents(url: started.providerURL, resolvingAgainstBaseURL: false)!
@@ -76,7 +83,8 @@ struct WebWalk {
 
     /// start → approve → callback: the URL the browser lands on at the app.
     func signIn(
-        _ provider: String, user: String, pkce: (verifier: String, challenge: String), state: String = "app-state-1", formEncoded: Bool = true
+        _ provider: String, user: String, pkce: (verifier: String, challenge: String), state: String = "app-state-1",
+        formEncoded: Bool = true
     ) async throws -> URL {
         let started = try await start(provider, challenge: pkce.challenge, state: state, formEncoded: formEncoded)
         #expect(started.status == .found, "\(started.text)")
@@ -89,7 +97,9 @@ struct WebWalk {
 
 @Suite("Social sign-in through the browser")
 struct SocialWebFlowTests {
-    @Test("SO-5: web sign-in with GitHub, X and Facebook: start binds the flow to the browser (cookie) and sends Gatehouse's own state and PKCE to the provider; the callback exchanges the provider's code with the app's secret and returns to redirect_to with a one-time code and the app's state echoed exactly; the app's code exchange with its verifier carries is_new (true, then false)")
+    @Test(
+        "SO-5: web sign-in with GitHub, X and Facebook: start binds the flow to the browser (cookie) and sends Gatehouse's own state and PKCE to the provider; the callback exchanges the provider's code with the app's secret and returns to redirect_to with a one-time code and the app's state echoed exactly; the app's code exchange with its verifier carries is_new (true, then false)"
+    )
     func webFlow() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -119,7 +129,11 @@ struct SocialWebFlowTests {
                     // The user comes with the answer, with what the app must still ask for.
                     let user = tokens.object["user"] as? [String: Any] ?? [:]
                     #expect(user["id"] as? String == claims["sub"] as? String && user["agreements_up_to_date"] != nil, "\(tokens.text)")
-                    if let known = userIDs[provider] { #expect(claims["sub"] as? String == known) } else { userIDs[provider] = claims["sub"] as? String }
+                    if let known = userIDs[provider] {
+                        #expect(claims["sub"] as? String == known)
+                    } else {
+                        userIDs[provider] = claims["sub"] as? String
+                    }
                 }
             }
             #expect(Set(userIDs.values).count == 4)
@@ -135,7 +149,9 @@ struct SocialWebFlowTests {
         }
     }
 
-    @Test("SO-6: web sign-in attacks are refused: a callback without the browser's cookie (403 page, never a redirect), a made-up or tampered state, a replayed callback, a replayed Gatehouse code, the app's wrong PKCE verifier, an unregistered or look-alike redirect_to (422 page, no redirect), a public client without PKCE; a cancel at the provider returns access_denied with the state; the operator's wrong secret returns temporarily_unavailable; an unverified provider email matching an account returns identity_link_required")
+    @Test(
+        "SO-6: web sign-in attacks are refused: a callback without the browser's cookie (403 page, never a redirect), a made-up or tampered state, a replayed callback, a replayed Gatehouse code, the app's wrong PKCE verifier, an unregistered or look-alike redirect_to (422 page, no redirect), a public client without PKCE; a cancel at the provider returns access_denied with the state; the operator's wrong secret returns temporarily_unavailable; an unverified provider email matching an account returns identity_link_required"
+    )
     func webAttacks() async throws {
         let fake = try await SocialFixtures.startProvider()
         defer { fake.stop() }
@@ -152,7 +168,9 @@ struct SocialWebFlowTests {
             // Redirect targets are matched exactly: no prefix, no look-alike, no other scheme.
             for bad in [SocialFixtures.appRedirect + ".evil.example", "https://evil.example/cb", SocialFixtures.appRedirect + "/../x", ""] {
                 let refused = try await walk.start("github", redirectTo: bad, challenge: pkce.challenge)
-                #expect(refused.status == .unprocessableContent && refused.providerURL.absoluteString == "about:blank", "\(bad): \(refused.status)")
+                #expect(
+                    refused.status == .unprocessableContent && refused.providerURL.absoluteString == "about:blank",
+                    "\(bad): \(refused.status)")
                 #expect(refused.text.contains("<html"), "errors here are pages")
             }
             // A public client must send a PKCE challenge, and S256 only.
@@ -166,11 +184,14 @@ struct SocialWebFlowTests {
             let back = try await walk.approve(started, user: "octo")
             let stranger = try await walk.callback(back, cookie: nil)
             #expect(stranger.status == .forbidden && stranger.headers[.location] == nil, "\(stranger.status)")
-            let wrongCookie = try await walk.callback(back, cookie: (started.cookie?.split(separator: "=").first.map(String.init) ?? "x") + "=forged")
+            let wrongCookie = try await walk.callback(
+                back, cookie: (started.cookie?.split(separator: "=").first.map(String.init) ?? "x") + "=forged")
             #expect(wrongCookie.status == .forbidden && wrongCookie.headers[.location] == nil)
             // A tampered state names no flow.
             var tampered = URLComponents(url: back, resolvingAgainstBaseURL: false)!
-            tampered.queryItems = tampered.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: UUID().uuidString) : $0 }
+            tampered.queryItems = tampered.queryItems?.map {
+                $0.name == "state" ? URLQueryItem(name: "state", value: UUID().uuidString) : $0
+            }
             let unknown = try await walk.callback(tampered.url!, cookie: started.cookie)
             #expect(unknown.status == .gone && unknown.headers[.location] == nil)
             // The browser that started it finishes it, once.
@@ -206,7 +227,8 @@ struct SocialWebFlowTests {
             #expect(badQuery["error"] == "temporarily_unavailable" && badQuery["state"] == "s-bad", "\(badQuery)")
 
             // Facebook's address matches an account: never linked silently; the app is told to sign in first.
-            let signup = try await client.json(.post, "/v1/signup", ["client_id": "social", "email": "ada@fb.example", "password": "correct horse battery"])
+            let signup = try await client.json(
+                .post, "/v1/signup", ["client_id": "social", "email": "ada@fb.example", "password": "correct horse battery"])
             #expect(signup.status == .created)
             let link = WebWalk.query(try await walk.signIn("facebook", user: "ada", pkce: pkce, state: "s-link"))
             #expect(link["error"] == "identity_link_required" && link["state"] == "s-link" && link["code"] == nil, "\(link)")
@@ -218,7 +240,9 @@ struct SocialWebFlowTests {
 
 @Suite("Sign in with Apple through the browser")
 struct AppleWebFlowTests {
-    @Test("SO-9: Sign in with Apple on the web: form_post to the callback moves to a same-site GET (the flow's cookie applies), the code is exchanged with a fresh ES256 client secret signed by the team's key (kid, iss team, sub Services ID, aud Apple), the ID token's nonce is the flow's, the first-sign-in name from Apple's user field is kept, a private-relay address is a verified email")
+    @Test(
+        "SO-9: Sign in with Apple on the web: form_post to the callback moves to a same-site GET (the flow's cookie applies), the code is exchanged with a fresh ES256 client secret signed by the team's key (kid, iss team, sub Services ID, aud Apple), the ID token's nonce is the flow's, the first-sign-in name from Apple's user field is kept, a private-relay address is a verified email"
+    )
     func appleWeb() async throws {
         let issuer = TestIDTokenIssuer()
         let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
@@ -233,7 +257,8 @@ struct AppleWebFlowTests {
         let apple: [String: Any] = [
             "id": "apple", "type": "apple", "client_ids": ["com.example.app", "com.example.web"], "web_client_id": "com.example.web",
             "issuer": issuer.issuer, "jwks_uri": "http://127.0.0.1:\(jwks.port)/jwks",
-            "authorization_endpoint": "https://appleid.apple.com/auth/authorize", "token_endpoint": "http://127.0.0.1:\(tokenEndpoint.port)/other",
+            "authorization_endpoint": "https://appleid.apple.com/auth/authorize",
+            "token_endpoint": "http://127.0.0.1:\(tokenEndpoint.port)/other",
             "apple_team_id": "TEAM123456", "apple_key_id": "KEY1234567", "apple_private_key_file": keyFile.path,
         ]
         let fake = try await SocialFixtures.startProvider()
@@ -250,9 +275,11 @@ struct AppleWebFlowTests {
             let nonce = try #require(asked["nonce"])
             let state = try #require(asked["state"])
             idToken.withLock {
-                $0 = (try? issuer.token(issuer.claims(
-                    subject: "001234.apple", audience: "com.example.web", nonce: Secrets.sha256Hex(nonce),
-                    email: "x7k2@privaterelay.appleid.com", emailVerified: true, now: server.clock.now()))) ?? ""
+                $0 =
+                    (try? issuer.token(
+                        issuer.claims(
+                            subject: "001234.apple", audience: "com.example.web", nonce: Secrets.sha256Hex(nonce),
+                            email: "x7k2@privaterelay.appleid.com", emailVerified: true, now: server.clock.now()))) ?? ""
             }
             // Apple posts cross-site; the browser's cookie is not sent with that POST.
             let user = #"{"name":{"firstName":"Grace","lastName":"Hopper"},"email":"x7k2@privaterelay.appleid.com"}"#
@@ -274,10 +301,12 @@ struct AppleWebFlowTests {
 
             // What Apple's token endpoint received: the code, and a client secret it can verify.
             let exchange = try #require(await tokenEndpoint.requests(to: "/other").first)
-            let form = Dictionary(exchange.text.split(separator: "&").map { pair -> (String, String) in
-                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
-                return (parts[0], parts.count > 1 ? parts[1] : "")
-            }) { $1 }
+            let form = Dictionary(
+                exchange.text.split(separator: "&").map { pair -> (String, String) in
+                    let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                    return (parts[0], parts.count > 1 ? parts[1] : "")
+                }
+            ) { $1 }
             #expect(form["code"] == "apple-code-1" && form["client_id"] == "com.example.web" && form["code_verifier"] == nil)
             #expect(form["redirect_uri"] == "http://127.0.0.1:8080/v1/social/apple/callback")
             let secret = try #require(form["client_secret"]).split(separator: ".").map(String.init)
@@ -285,7 +314,9 @@ struct AppleWebFlowTests {
             let header = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(secret[0])))) as? [String: Any] ?? [:]
             #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEY1234567")
             let claims = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(secret[1])))) as? [String: Any] ?? [:]
-            #expect(claims["iss"] as? String == "TEAM123456" && claims["sub"] as? String == "com.example.web" && claims["aud"] as? String == issuer.issuer)
+            #expect(
+                claims["iss"] as? String == "TEAM123456" && claims["sub"] as? String == "com.example.web"
+                    && claims["aud"] as? String == issuer.issuer)
             let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(secret[2])))
             #expect(teamKey.publicKey.isValidSignature(signature, for: Data((secret[0] + "." + secret[1]).utf8)))
         }

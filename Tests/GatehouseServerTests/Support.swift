@@ -22,17 +22,15 @@ extension TestServer {
 
     static func startOpen(
         _ database: TestDatabase, logs: CapturedLogs? = nil, hooks: FlowHooks = FlowHooks(),
-        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
+        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [], clock: TestClock = TestClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let server = try await TestServer.start(
-            database, logs: logs, hooks: hooks, assurance: assurance, factors: factors, configure: configure)
+            database, logs: logs, hooks: hooks, assurance: assurance, factors: factors, clock: clock, configure: configure)
         try await server.createClient(id: openClient, settings: ["email_verification=off"])
         return server
     }
 }
-
-
 
 /// Two nodes on one fresh PostgreSQL database, sharing its secret and issuer as the README sets them
 /// up, each with its own process state, driven through their routers at the same time.
@@ -45,14 +43,17 @@ func withTwoNodes(
     try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: shared) }
     let secret = shared.appendingPathComponent("secret").path
-    let a = try await TestServer.startOpen(.postgres) {
+    // One clock for both nodes, as one time for real machines: a second node started later must not
+    // see the first node's fresh rotations as old (the refresh grace is 10 s).
+    let clock = TestClock()
+    let a = try await TestServer.startOpen(.postgres, clock: clock) {
         $0.secretFile = secret
         if let limits { try? $0.rateLimits.apply(limits) }
     }
     let url = a.server.configuration.databaseURL
     let b: TestServer
     do {
-        b = try await TestServer.start(.postgres) {
+        b = try await TestServer.start(.postgres, clock: clock) {
             $0.databaseURL = url
             $0.secretFile = secret
             if let limits { try? $0.rateLimits.apply(limits) }
@@ -85,7 +86,9 @@ func signUp(
     return try signedIn(response, email: email, password: password)
 }
 
-func logIn(_ client: some TestClientProtocol, email: String, password: String, clientID: String = TestServer.openClient)
+func logIn(
+    _ client: some TestClientProtocol, email: String, password: String, clientID: String = TestServer.openClient
+)
     async throws -> SignedIn
 {
     let response = try await client.json(.post, "/v1/login", ["client_id": clientID, "email": email, "password": password])

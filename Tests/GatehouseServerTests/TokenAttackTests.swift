@@ -96,10 +96,11 @@ struct TokenAttackTests {
             ])
             let now = server.clock.now()
             try await server.persistence.transaction {
-                try await $0.signingKeys.insert(SigningKeyRecord(
-                    kid: "planted", algorithm: "ES256", publicJWK: String(decoding: jwk, as: UTF8.self),
-                    sealedPrivateKey: Data(rogue.rawRepresentation).base64EncodedString(), createdAt: now,
-                    retiredAt: now, publishUntil: now + 3600))
+                try await $0.signingKeys.insert(
+                    SigningKeyRecord(
+                        kid: "planted", algorithm: "ES256", publicJWK: String(decoding: jwk, as: UTF8.self),
+                        sealedPrivateKey: Data(rogue.rawRepresentation).base64EncodedString(), createdAt: now,
+                        retiredAt: now, publishUntil: now + 3600))
             }
             try await server.server.keys.load()
             let jwks = try await client.json(.get, "/.well-known/jwks.json")

@@ -28,9 +28,12 @@ struct TransportTests {
         print(answer.status, answer.read().decode(errors="replace"))
         """
 
-    @Test("A 5 MB chunked body is a 413 problem (JSON) or OAuth error (form), and the server stays healthy",
-          arguments: [("/v1/signup", "application/json", "application/problem+json"),
-                      ("/oauth/token", "application/x-www-form-urlencoded", "invalid_request")])
+    @Test(
+        "A 5 MB chunked body is a 413 problem (JSON) or OAuth error (form), and the server stays healthy",
+        arguments: [
+            ("/v1/signup", "application/json", "application/problem+json"),
+            ("/oauth/token", "application/x-www-form-urlencoded", "invalid_request"),
+        ])
     func chunkedTooLarge(path: String, contentType: String, expected: String) async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.server.makeApplication().test(.live) { client in
@@ -82,7 +85,8 @@ struct TransportTests {
             let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.bigHeader, "\(port)", "90"])
             #expect(result.status == 0, "\(result.output)")
             #expect(result.output.hasPrefix("HTTP/1.1 431 "), "\(result.output)")
-            #expect(result.output.contains("\"code\":\"headers_too_large\"") && result.output.contains("\"status\":431"), "\(result.output)")
+            #expect(
+                result.output.contains("\"code\":\"headers_too_large\"") && result.output.contains("\"status\":431"), "\(result.output)")
             let small = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.bigHeader, "\(port)", "1"])
             #expect(small.output.hasPrefix("HTTP/1.1 200 "), "\(small.output)")
         }

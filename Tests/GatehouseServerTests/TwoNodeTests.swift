@@ -7,8 +7,9 @@ import Testing
 
 @Suite("Two nodes on one PostgreSQL")
 struct TwoNodeTests {
-    @Test("Sign up on one node, log in on the other, each accepts the other's tokens; 50 refreshes of one token split over both make one successor and the session lives",
-          .enabled(if: TestDatabase.postgresURL != nil))
+    @Test(
+        "Sign up on one node, log in on the other, each accepts the other's tokens; 50 refreshes of one token split over both make one successor and the session lives",
+        .enabled(if: TestDatabase.postgresURL != nil))
     func sharedSessions() async throws {
         try await withTwoNodes { one, two in
             let user = try await signUp(one)

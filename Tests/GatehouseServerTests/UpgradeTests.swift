@@ -97,7 +97,8 @@ struct UpgradeTests {
             #expect(daveLogin.status == .unauthorized)
         }
         let reopened = try await SQLPersistence.open(try DatabaseURL(url), logger: logger)
-        let bobCredential = try #require(try await reopened.read { try await $0.credentials.find(type: .password, identifier: "+4790012345") })
+        let bobCredential = try #require(
+            try await reopened.read { try await $0.credentials.find(type: .password, identifier: "+4790012345") })
         #expect(bobCredential.identifiers.sorted() == ["+4790012345", "bob@example.com"])
         #expect(bobCredential.config.contains("$argon2id$"), "the imported bcrypt hash is upgraded at the first sign-in")
         let daveCredentials = try await reopened.read { try await $0.credentials.list(userID: UUID(uuidString: dave)!, type: nil) }

@@ -8,7 +8,9 @@ import Testing
 
 @Suite("User import")
 struct UserImportTests {
-    @Test("JSON Lines import: plaintext and Argon2id hashes sign in, existing accounts are kept, bad lines are named", arguments: TestDatabase.available)
+    @Test(
+        "JSON Lines import: plaintext and Argon2id hashes sign in, existing accounts are kept, bad lines are named",
+        arguments: TestDatabase.available)
     func importLines(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         let prehashed = try Argon2.hashPHC(password: "imported with a hash", parameters: TestServer.testArgon2)

@@ -66,7 +66,9 @@ struct VerificationTests {
         }
     }
 
-    @Test("The deep link: sign-up with redirect_to and PKCE → mail → link → app redirect with code → token exchange", arguments: TestDatabase.available)
+    @Test(
+        "The deep link: sign-up with redirect_to and PKCE → mail → link → app redirect with code → token exchange",
+        arguments: TestDatabase.available)
     func deepLink(database: TestDatabase) async throws {
         let server = try await TestServer.start(database)
         let redirect = "com.example.app:/verified"
@@ -75,8 +77,10 @@ struct VerificationTests {
             let (verifier, challenge) = Self.pkce()
             let signup = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": "mobile", "email": "deep@example.com", "password": "correct horse battery",
-                 "redirect_to": redirect, "code_challenge": challenge, "code_challenge_method": "S256"])
+                [
+                    "client_id": "mobile", "email": "deep@example.com", "password": "correct horse battery",
+                    "redirect_to": redirect, "code_challenge": challenge, "code_challenge_method": "S256",
+                ])
             #expect(signup.status == .created)
             try await server.deliverMail()
             let path = try #require(server.lastMail(to: "deep@example.com", kind: "verification")?.linkPath("/verify?token="))
@@ -91,11 +95,19 @@ struct VerificationTests {
             let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
 
             let wrongVerifier = try await client.form(
-                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "redirect_uri": redirect, "code_verifier": String(repeating: "x", count: 50)])
+                "/oauth/token",
+                [
+                    "grant_type": "authorization_code", "code": code, "client_id": "mobile", "redirect_uri": redirect,
+                    "code_verifier": String(repeating: "x", count: 50),
+                ])
             #expect(wrongVerifier.string("error") == "invalid_grant")
             // The failed attempt consumed the code: codes are single use whatever happens.
             let retry = try await client.form(
-                "/oauth/token", ["grant_type": "authorization_code", "code": code, "client_id": "mobile", "redirect_uri": redirect, "code_verifier": verifier])
+                "/oauth/token",
+                [
+                    "grant_type": "authorization_code", "code": code, "client_id": "mobile", "redirect_uri": redirect,
+                    "code_verifier": verifier,
+                ])
             #expect(retry.string("error") == "invalid_grant")
 
             // The link is single use too; the next sign-in goes through a fresh code from a resend…
@@ -104,8 +116,10 @@ struct VerificationTests {
             let (verifier2, challenge2) = Self.pkce()
             let second = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": "mobile", "email": "deep2@example.com", "password": "correct horse battery",
-                 "redirect_to": redirect, "code_challenge": challenge2, "code_challenge_method": "S256"])
+                [
+                    "client_id": "mobile", "email": "deep2@example.com", "password": "correct horse battery",
+                    "redirect_to": redirect, "code_challenge": challenge2, "code_challenge_method": "S256",
+                ])
             #expect(second.status == .created)
             try await server.deliverMail()
             let path2 = try #require(server.lastMail(to: "deep2@example.com", kind: "verification")?.linkPath("/verify?token="))
@@ -113,7 +127,10 @@ struct VerificationTests {
             let code2 = try #require(URLComponents(string: location2)?.queryItems?.first { $0.name == "code" }?.value)
             let tokens = try await client.form(
                 "/oauth/token",
-                ["grant_type": "authorization_code", "code": code2, "client_id": "mobile", "code_verifier": verifier2, "redirect_uri": redirect])
+                [
+                    "grant_type": "authorization_code", "code": code2, "client_id": "mobile", "code_verifier": verifier2,
+                    "redirect_uri": redirect,
+                ])
             #expect(tokens.status == .ok, "\(tokens.text)")
             let access = try #require(tokens.string("access_token"))
             let me = try await client.json(.get, "/v1/me", bearer: access)
@@ -129,13 +146,19 @@ struct VerificationTests {
         try await server.withRouter { client in
             let noPKCE = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": "mobile", "email": "nopkce@example.com", "password": "correct horse battery", "redirect_to": "com.example.app:/verified"])
+                [
+                    "client_id": "mobile", "email": "nopkce@example.com", "password": "correct horse battery",
+                    "redirect_to": "com.example.app:/verified",
+                ])
             #expect(noPKCE.status == .unprocessableContent)
             #expect((noPKCE.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "code_challenge")
             let plain = try await client.json(
                 .post, "/v1/signup",
-                ["client_id": "mobile", "email": "plain@example.com", "password": "correct horse battery",
-                 "redirect_to": "com.example.app:/verified", "code_challenge": String(repeating: "a", count: 43), "code_challenge_method": "plain"])
+                [
+                    "client_id": "mobile", "email": "plain@example.com", "password": "correct horse battery",
+                    "redirect_to": "com.example.app:/verified", "code_challenge": String(repeating: "a", count: 43),
+                    "code_challenge_method": "plain",
+                ])
             #expect(plain.status == .unprocessableContent)
         }
     }
@@ -144,8 +167,9 @@ struct VerificationTests {
     func confirmationPage() async throws {
         let server = try await TestServer.start(.sqlite)
         try await server.withRouter { client in
-            _ = try await client.json(.post, "/v1/signup", ["email": "page@example.com", "password": "correct horse battery"],
-                                      headers: [.acceptLanguage: "nb-NO,nb;q=0.9,en;q=0.5"])
+            _ = try await client.json(
+                .post, "/v1/signup", ["email": "page@example.com", "password": "correct horse battery"],
+                headers: [.acceptLanguage: "nb-NO,nb;q=0.9,en;q=0.5"])
             try await server.deliverMail()
             let mail = try #require(server.lastMail(to: "page@example.com", kind: "verification"))
             #expect(mail.subject?.hasPrefix("Din bekreftelseskode") == true)
@@ -201,7 +225,8 @@ struct LifetimeTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gh-templates-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("en"), withIntermediateDirectories: true)
-        try "Welcome aboard, code {{{code}}}".write(to: directory.appendingPathComponent("en/verification.subject.mustache"), atomically: true, encoding: .utf8)
+        try "Welcome aboard, code {{{code}}}".write(
+            to: directory.appendingPathComponent("en/verification.subject.mustache"), atomically: true, encoding: .utf8)
         let server = try await TestServer.start(.sqlite) { $0.templatesDir = directory.path }
         try await server.withRouter { client in
             _ = try await client.json(.post, "/v1/signup", ["email": "tpl@example.com", "password": "correct horse battery"])
@@ -222,12 +247,15 @@ struct CodeEnumerationTests {
             var fields = body
             fields["code"] = String(format: "%06d", guess)
             let response = try await client.json(.post, path, fields)
-            answers.append("\(response.status.code) \(response.string("code") ?? "-") \(response.object["remaining_attempts"] as? Int ?? -1)")
+            answers.append(
+                "\(response.status.code) \(response.string("code") ?? "-") \(response.object["remaining_attempts"] as? Int ?? -1)")
         }
         return answers
     }
 
-    @Test("Six guesses answer exactly the same whether or not a code (and so an account) exists: recovery, sign-up verification, sign-in codes")
+    @Test(
+        "Six guesses answer exactly the same whether or not a code (and so an account) exists: recovery, sign-up verification, sign-in codes"
+    )
     func sameAnswer() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.createClient(id: "verifying", settings: ["methods=password,email_otp"])
@@ -237,12 +265,17 @@ struct CodeEnumerationTests {
             _ = try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": user.email])
             _ = try await client.json(.post, "/v1/recovery", ["client_id": TestServer.openClient, "email": "nobody@example.com"])
             let recovery = try await Self.guesses(client, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": user.email])
-            #expect(recovery == (try await Self.guesses(client, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": "nobody@example.com"])))
+            #expect(
+                recovery
+                    == (try await Self.guesses(
+                        client, "/v1/recovery/verify", ["client_id": TestServer.openClient, "email": "nobody@example.com"])))
             #expect(recovery.first == "401 invalid_code 4" && recovery.last == "401 code_expired -1", "\(recovery)")
 
             // Sign-up on a verifying client: a new address gets a code, a taken one the decoy (no code).
-            _ = try await client.json(.post, "/v1/signup", ["client_id": "verifying", "email": "fresh@example.com", "password": "correct horse battery"])
-            _ = try await client.json(.post, "/v1/signup", ["client_id": "verifying", "email": user.email, "password": "correct horse battery"])
+            _ = try await client.json(
+                .post, "/v1/signup", ["client_id": "verifying", "email": "fresh@example.com", "password": "correct horse battery"])
+            _ = try await client.json(
+                .post, "/v1/signup", ["client_id": "verifying", "email": user.email, "password": "correct horse battery"])
             let fresh = try await Self.guesses(client, "/v1/verify", ["client_id": "verifying", "email": "fresh@example.com"])
             #expect(fresh == (try await Self.guesses(client, "/v1/verify", ["client_id": "verifying", "email": user.email])))
 
@@ -257,7 +290,9 @@ struct CodeEnumerationTests {
 
 @Suite("Unproved addresses")
 struct UnprovedAddressTests {
-    @Test("A client without verification signs users in at once, but nothing says the address is proved until a code proves it; a squatter's password then goes", arguments: TestDatabase.available)
+    @Test(
+        "A client without verification signs users in at once, but nothing says the address is proved until a code proves it; a squatter's password then goes",
+        arguments: TestDatabase.available)
     func neverAsserted(database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
         try await server.createClient(id: "codes", settings: ["methods=password,email_otp"])

@@ -10,15 +10,20 @@ import Testing
 /// Webhooks from the outbox to a real receiver on 127.0.0.1.
 @Suite("Webhooks")
 struct WebhooksTests {
-    @Test("H-5: a webhook receiver that is down gets every event once it is up, each signed with both current secrets (verified by the standardwebhooks package), a retried delivery keeps its webhook-id, tampering and stale timestamps are refused",
-          .enabled("needs python3 with standardwebhooks") { try await WebhookReference.available() })
+    @Test(
+        "H-5: a webhook receiver that is down gets every event once it is up, each signed with both current secrets (verified by the standardwebhooks package), a retried delivery keeps its webhook-id, tampering and stale timestamps are refused",
+        .enabled("needs python3 with standardwebhooks") { try await WebhookReference.available() })
     func receiverDown() async throws {
         let port = try await HookServer.freePort()
         let server = try await HooksTests.start(.sqlite, webhookURL: "http://127.0.0.1:\(port)/events")
         try await server.withRouter { client in
             let user = try await signUp(client)
             let again = try await logIn(client, email: user.email, password: user.password)
-            #expect(try await client.json(.put, "/v1/me/password", ["current_password": user.password, "password": "another long secret"], bearer: again.accessToken).status == .noContent)
+            #expect(
+                try await client.json(
+                    .put, "/v1/me/password", ["current_password": user.password, "password": "another long secret"],
+                    bearer: again.accessToken
+                ).status == .noContent)
             #expect(try await client.json(.post, "/v1/logout", ["scope": "global"], bearer: again.accessToken).status == .noContent)
             try await afterEvents(server, port: port)
         }
@@ -56,8 +61,9 @@ struct WebhooksTests {
         await receiver.stop()
     }
 
-    @Test("H-7: two nodes on one PostgreSQL deliver each webhook at least once, every copy of one event with the same id and body",
-          .enabled(if: TestDatabase.postgresURL != nil))
+    @Test(
+        "H-7: two nodes on one PostgreSQL deliver each webhook at least once, every copy of one event with the same id and body",
+        .enabled(if: TestDatabase.postgresURL != nil))
     func twoNodes() async throws {
         let receiver = try await HookServer.start { _ in .init(status: 204, body: "") }
         let shared = FileManager.default.temporaryDirectory.appendingPathComponent("gh-hooks-\(UUID())")

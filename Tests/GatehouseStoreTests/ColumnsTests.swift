@@ -18,7 +18,8 @@ struct ColumnsTests {
             #expect(try Columns.decodeStrings(text) == JSONDecoder().decode([String].self, from: Data(text.utf8)))
         }
         // Whatever JSONDecoder makes of a trailing comma, the fast path defers to it.
-        #expect(try Columns.decodeStrings(#"["a",]"#) == (try? JSONDecoder().decode([String].self, from: Data(#"["a",]"#.utf8))) ?? ["<threw>"])
+        #expect(
+            try Columns.decodeStrings(#"["a",]"#) == (try? JSONDecoder().decode([String].self, from: Data(#"["a",]"#.utf8))) ?? ["<threw>"])
         #expect(throws: (any Error).self) { try Columns.decodeStrings("[a]") }
     }
 }

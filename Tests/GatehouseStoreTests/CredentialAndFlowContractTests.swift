@@ -41,8 +41,9 @@ struct CredentialAndFlowContractTests {
         CredentialRecord(userID: user.id, type: type, identifiers: identifiers, config: "{}", createdAt: t0)
     }
 
-    @Test("Identifiers are unique per type, found by type and identifier, replaced on update, gone with their credential",
-          arguments: ContractTarget.all)
+    @Test(
+        "Identifiers are unique per type, found by type and identifier, replaced on update, gone with their credential",
+        arguments: ContractTarget.all)
     func identifiers(target: ContractTarget) async throws {
         try await target.with { db in
             let ada = Self.user("ada@example.com"), bob = Self.user("bob@example.com")
@@ -80,7 +81,9 @@ struct CredentialAndFlowContractTests {
             #expect(try await db.transaction { try await $0.credentials.delete(id: device.id) })
             #expect(try await !db.transaction { try await $0.credentials.delete(id: device.id) })
             // Its identifier is free again.
-            try await db.transaction { try await $0.credentials.insert(Self.credential(bob, type: .deviceAuthenticator, ["device-1:key-1"])) }
+            try await db.transaction {
+                try await $0.credentials.insert(Self.credential(bob, type: .deviceAuthenticator, ["device-1:key-1"]))
+            }
         }
     }
 
@@ -107,8 +110,9 @@ struct CredentialAndFlowContractTests {
         }
     }
 
-    @Test("A flow advances once per step and is consumed by exactly one of 20 racing callers, never after expiry",
-          arguments: ContractTarget.all)
+    @Test(
+        "A flow advances once per step and is consumed by exactly one of 20 racing callers, never after expiry",
+        arguments: ContractTarget.all)
     func flows(target: ContractTarget) async throws {
         try await target.with { db in
             let pkce = PKCEChallenge(challenge: String(repeating: "a", count: 43), method: "S256")
@@ -128,8 +132,14 @@ struct CredentialAndFlowContractTests {
                     try await $0.flows.advance(id: flow.id, from: .started, to: .authenticated, userID: UUID(), data: nil, at: now)
                 }
             }
-            #expect(try await db.transaction { try await $0.flows.advance(id: flow.id, from: .started, to: .authenticated, userID: user, data: "{}", at: now) })
-            #expect(try await !db.transaction { try await $0.flows.advance(id: flow.id, from: .started, to: .authenticated, userID: nil, data: nil, at: now) })
+            #expect(
+                try await db.transaction {
+                    try await $0.flows.advance(id: flow.id, from: .started, to: .authenticated, userID: user, data: "{}", at: now)
+                })
+            #expect(
+                try await !db.transaction {
+                    try await $0.flows.advance(id: flow.id, from: .started, to: .authenticated, userID: nil, data: nil, at: now)
+                })
 
             let winners = try await withThrowingTaskGroup(of: FlowRecord?.self) { group in
                 for _ in 0..<20 {
@@ -164,7 +174,9 @@ struct CredentialAndFlowContractTests {
             }
             #expect(try await db.read { try await $0.browserSessions.find(tokenHash: Secrets.sha256Hex("one")) } == first)
             try await db.transaction { try await $0.browserSessions.touch(id: first.id, at: Self.t0.addingTimeInterval(5)) }
-            #expect(try await db.read { try await $0.browserSessions.find(tokenHash: first.tokenHash) }?.lastSeenAt == Self.t0.addingTimeInterval(5))
+            #expect(
+                try await db.read { try await $0.browserSessions.find(tokenHash: first.tokenHash) }?.lastSeenAt
+                    == Self.t0.addingTimeInterval(5))
             #expect(try await db.transaction { try await $0.browserSessions.revoke(id: first.id, at: Self.t0) })
             #expect(try await !db.transaction { try await $0.browserSessions.revoke(id: first.id, at: Self.t0) })
             #expect(try await db.transaction { try await $0.browserSessions.revokeAll(userID: ada.id, at: Self.t0) } == 1)

@@ -89,7 +89,9 @@ struct PersistenceContractTests {
         try await Self.withPersistence(database) { db in
             var settings = ClientSettings()
             settings.emailVerification = .off
-            let app = ClientRecord(id: "app", name: "App", kind: .public, redirectURIs: ["com.example.app:/cb"], settings: settings, isDefault: true, createdAt: Self.t0)
+            let app = ClientRecord(
+                id: "app", name: "App", kind: .public, redirectURIs: ["com.example.app:/cb"], settings: settings, isDefault: true,
+                createdAt: Self.t0)
             try await db.transaction { try await $0.clients.insert(app) }
             await #expect(throws: StoreError.conflict("client")) { try await db.transaction { try await $0.clients.insert(app) } }
             #expect(try await db.read { try await $0.clients.findDefault() } == app)
@@ -108,8 +110,12 @@ struct PersistenceContractTests {
     func sessions(database: TestDatabase) async throws {
         try await Self.withPersistence(database) { db in
             let ada = Self.user("ada@example.com")
-            let s1 = SessionRecord(userID: ada.id, clientID: "app", amr: ["pwd"], scopes: ["email"], userAgent: "ua", ipAddress: "127.0.0.1", createdAt: Self.t0, expiresAt: Self.t0 + 3600)
-            let s2 = SessionRecord(userID: ada.id, clientID: "app", amr: ["otp"], scopes: [], userAgent: nil, ipAddress: nil, createdAt: Self.t0 + 1, expiresAt: Self.t0 + 3600)
+            let s1 = SessionRecord(
+                userID: ada.id, clientID: "app", amr: ["pwd"], scopes: ["email"], userAgent: "ua", ipAddress: "127.0.0.1",
+                createdAt: Self.t0, expiresAt: Self.t0 + 3600)
+            let s2 = SessionRecord(
+                userID: ada.id, clientID: "app", amr: ["otp"], scopes: [], userAgent: nil, ipAddress: nil, createdAt: Self.t0 + 1,
+                expiresAt: Self.t0 + 3600)
             let token = RefreshTokenRecord(tokenHash: "h1", sessionID: s1.id, parentHash: nil, createdAt: Self.t0, expiresAt: Self.t0 + 60)
             try await db.transaction { stores in
                 try await stores.users.insert(ada)
@@ -138,12 +144,17 @@ struct PersistenceContractTests {
             let joined = try #require(try await db.read { try await $0.refreshTokens.findWithSession(hash: "h1") })
             #expect(joined.token.rotatedAt == Self.t0 + 5 && joined.session == s1 && joined.userActive)
             // The session was last used when its newest token was made.
-            #expect(try await db.read { try await $0.sessions.listLive(userID: ada.id, now: Self.t0 + 2) }.first { $0.id == s1.id }?.lastUsedAt == Self.t0 + 5)
+            #expect(
+                try await db.read { try await $0.sessions.listLive(userID: ada.id, now: Self.t0 + 2) }.first { $0.id == s1.id }?.lastUsedAt
+                    == Self.t0 + 5)
             #expect(try await db.read { try await $0.sessions.listLive(userID: ada.id, now: Self.t0 + 2) }.map(\.id) == [s2.id, s1.id])
             #expect(try await db.transaction { try await $0.sessions.revoke(id: s1.id, at: Self.t0 + 10, reason: .logout) })
             #expect(try await !db.transaction { try await $0.sessions.revoke(id: s1.id, at: Self.t0 + 11, reason: .logout) })
             #expect(try await db.read { try await $0.sessions.find(id: s1.id) }?.revokeReason == "logout")
-            #expect(try await db.transaction { try await $0.sessions.revokeAll(userID: ada.id, except: nil, at: Self.t0 + 12, reason: .logoutGlobal) } == 1)
+            #expect(
+                try await db.transaction {
+                    try await $0.sessions.revokeAll(userID: ada.id, except: nil, at: Self.t0 + 12, reason: .logoutGlobal)
+                } == 1)
             #expect(try await db.read { try await $0.sessions.listLive(userID: ada.id, now: Self.t0 + 13) }.isEmpty)
         }
     }
@@ -152,7 +163,11 @@ struct PersistenceContractTests {
     func attempts(database: TestDatabase) async throws {
         try await Self.withPersistence(database) { db in
             let counts = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<10 { group.addTask { try await db.transaction { try await $0.attempts.recordFailure(key: "k", now: Self.t0, window: 60) }.count } }
+                for _ in 0..<10 {
+                    group.addTask {
+                        try await db.transaction { try await $0.attempts.recordFailure(key: "k", now: Self.t0, window: 60) }.count
+                    }
+                }
                 var all: [Int] = []
                 for try await c in group { all.append(c) }
                 return all
@@ -169,7 +184,9 @@ struct PersistenceContractTests {
     @Test("One-time codes: bounded attempts, single consumption, invalidation", arguments: TestDatabase.available)
     func codes(database: TestDatabase) async throws {
         try await Self.withPersistence(database) { db in
-            let code = OneTimeCodeRecord(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app", userID: nil, codeHash: "c", tokenHash: "t", maxAttempts: 3, data: "{}", createdAt: Self.t0, expiresAt: Self.t0 + 600)
+            let code = OneTimeCodeRecord(
+                purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app", userID: nil, codeHash: "c", tokenHash: "t",
+                maxAttempts: 3, data: "{}", createdAt: Self.t0, expiresAt: Self.t0 + 600)
             try await db.transaction { try await $0.codes.insert(code) }
             #expect(try await db.read { try await $0.codes.find(tokenHash: "t") } == code)
             var attempts: [Int?] = []
@@ -182,11 +199,19 @@ struct PersistenceContractTests {
                 return won
             }
             #expect(consumed == 1)
-            let fresh = OneTimeCodeRecord(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app", userID: nil, codeHash: "d", tokenHash: nil, maxAttempts: 5, data: nil, createdAt: Self.t0 + 2, expiresAt: Self.t0 + 600)
+            let fresh = OneTimeCodeRecord(
+                purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app", userID: nil, codeHash: "d", tokenHash: nil,
+                maxAttempts: 5, data: nil, createdAt: Self.t0 + 2, expiresAt: Self.t0 + 600)
             try await db.transaction { try await $0.codes.insert(fresh) }
-            #expect(try await db.read { try await $0.codes.findOpen(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app") }?.id == fresh.id)
-            try await db.transaction { try await $0.codes.invalidate(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app", at: Self.t0 + 3) }
-            let value3 = try await db.read { try await $0.codes.findOpen(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app") }
+            #expect(
+                try await db.read { try await $0.codes.findOpen(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app") }?.id
+                    == fresh.id)
+            try await db.transaction {
+                try await $0.codes.invalidate(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app", at: Self.t0 + 3)
+            }
+            let value3 = try await db.read {
+                try await $0.codes.findOpen(purpose: .verifyEmail, identifier: "ada@example.com", clientID: "app")
+            }
             #expect(value3 == nil)
         }
     }
@@ -194,19 +219,34 @@ struct PersistenceContractTests {
     @Test("Outbox: claims with a lease, retries, dead letters, revival", arguments: TestDatabase.available)
     func outbox(database: TestDatabase) async throws {
         try await Self.withPersistence(database) { db in
-            let messages = (0..<5).map { OutboxMessage(kind: "verification", channel: .email, recipient: "u\($0)@example.com", locale: "en", sealedPayload: "sealed\($0)", createdAt: Self.t0 + Double($0)) }
+            let messages = (0..<5).map {
+                OutboxMessage(
+                    kind: "verification", channel: .email, recipient: "u\($0)@example.com", locale: "en", sealedPayload: "sealed\($0)",
+                    createdAt: Self.t0 + Double($0))
+            }
             try await db.transaction { stores in for m in messages { try await stores.outbox.enqueue(m) } }
             // Two claimers at once never get the same message.
             let claimed = try await withThrowingTaskGroup(of: [UUID].self) { group in
-                for _ in 0..<2 { group.addTask { try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 10, leaseUntil: Self.t0 + 70, limit: 3, channels: [.email, .sms]) }.map(\.id) } }
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await db.transaction {
+                            try await $0.outbox.claimDue(now: Self.t0 + 10, leaseUntil: Self.t0 + 70, limit: 3, channels: [.email, .sms])
+                        }.map(\.id)
+                    }
+                }
                 var all: [UUID] = []
                 for try await ids in group { all += ids }
                 return all
             }
             #expect(claimed.count == 5 && Set(claimed).count == 5)
-            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 20, leaseUntil: Self.t0 + 80, limit: 10, channels: [.email, .sms]) }.isEmpty)
+            #expect(
+                try await db.transaction {
+                    try await $0.outbox.claimDue(now: Self.t0 + 20, leaseUntil: Self.t0 + 80, limit: 10, channels: [.email, .sms])
+                }.isEmpty)
             // Lease ran out: due again, attempt counted.
-            let again = try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 71, leaseUntil: Self.t0 + 131, limit: 10, channels: [.email, .sms]) }
+            let again = try await db.transaction {
+                try await $0.outbox.claimDue(now: Self.t0 + 71, leaseUntil: Self.t0 + 131, limit: 10, channels: [.email, .sms])
+            }
             #expect(again.count == 5 && again.allSatisfy { $0.attempts == 2 })
             try await db.transaction { stores in
                 try await stores.outbox.markSent(id: messages[0].id, at: Self.t0 + 72)
@@ -216,8 +256,14 @@ struct PersistenceContractTests {
             let sent = try #require(try await db.read { try await $0.outbox.find(id: messages[0].id) })
             #expect(sent.status == .sent && sent.sealedPayload.isEmpty)
             #expect(try await db.read { try await $0.outbox.list(status: .dead, limit: 10) }.map(\.id) == [messages[2].id])
-            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 99, leaseUntil: Self.t0 + 159, limit: 10, channels: [.email, .sms]) }.isEmpty)
-            #expect(try await db.transaction { try await $0.outbox.claimDue(now: Self.t0 + 100, leaseUntil: Self.t0 + 160, limit: 10, channels: [.email, .sms]) }.map(\.id) == [messages[1].id])
+            #expect(
+                try await db.transaction {
+                    try await $0.outbox.claimDue(now: Self.t0 + 99, leaseUntil: Self.t0 + 159, limit: 10, channels: [.email, .sms])
+                }.isEmpty)
+            #expect(
+                try await db.transaction {
+                    try await $0.outbox.claimDue(now: Self.t0 + 100, leaseUntil: Self.t0 + 160, limit: 10, channels: [.email, .sms])
+                }.map(\.id) == [messages[1].id])
             #expect(try await db.transaction { try await $0.outbox.retry(id: messages[2].id, at: Self.t0 + 101) })
             #expect(try await db.read { try await $0.outbox.find(id: messages[2].id) }?.status == .pending)
         }

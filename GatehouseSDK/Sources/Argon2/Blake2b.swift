@@ -106,8 +106,10 @@ struct Blake2b {
     }
 
     @inline(__always)
-    private static func mix(_ v: UnsafeMutablePointer<UInt64>, _ a: Int, _ b: Int, _ c: Int, _ d: Int,
-                            _ x: UInt64, _ y: UInt64) {
+    private static func mix(
+        _ v: UnsafeMutablePointer<UInt64>, _ a: Int, _ b: Int, _ c: Int, _ d: Int,
+        _ x: UInt64, _ y: UInt64
+    ) {
         v[a] = v[a] &+ v[b] &+ x
         v[d] = rotr(v[d] ^ v[a], 32)
         v[c] = v[c] &+ v[d]

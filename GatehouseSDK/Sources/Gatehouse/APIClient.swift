@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// JSON and form requests to the server, and its errors turned into ``GatehouseError``.
@@ -9,7 +9,8 @@ struct APIClient: Sendable {
     let baseURL: URL
     let transport: any HTTPTransport
 
-    func request(_ method: String, _ path: String, query: [URLQueryItem] = [], bearer: String? = nil, clientID: String? = nil) -> URLRequest {
+    func request(_ method: String, _ path: String, query: [URLQueryItem] = [], bearer: String? = nil, clientID: String? = nil) -> URLRequest
+    {
         var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)!
         if !query.isEmpty { components.queryItems = query; components.encodePlusForForms() }
         var request = URLRequest(url: components.url!)
@@ -32,8 +33,9 @@ struct APIClient: Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
-            .joined(separator: "&").utf8)
+        request.httpBody = Data(
+            fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
+                .joined(separator: "&").utf8)
         return request
     }
 

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What a sign-up led to.
@@ -27,7 +27,8 @@ extension AuthClient {
 
     /// The sign-up request, after the app's validator.
     func sendSignUp(email: String, password: String, profile: Profile?, acceptTerms: Bool?, persist: Bool) async throws -> SignUpResult {
-        var body = SignupRequest(clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms)
+        var body = SignupRequest(
+            clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms)
         if let redirect = configuration.redirectURL {
             let pkce = PKCE.make()
             pkceVerifier = pkce.verifier
@@ -126,8 +127,9 @@ extension AuthClient {
 
     /// Sets a new password; `current` may be left out within minutes of a recovery sign-in.
     public func changePassword(to password: String, current: String? = nil) async throws {
-        try await authorized(try http.json(
-            http.request("PUT", "/v1/me/password"), body: PasswordChangeRequest(password: password, currentPassword: current)))
+        try await authorized(
+            try http.json(
+                http.request("PUT", "/v1/me/password"), body: PasswordChangeRequest(password: password, currentPassword: current)))
     }
 
     /// The user's active sessions.

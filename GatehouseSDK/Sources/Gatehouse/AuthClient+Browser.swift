@@ -28,7 +28,9 @@ extension AuthClient {
     ///     browser, `select_account`, `consent`).
     ///   - loginHint: an email address to fill in.
     ///   - scopes: the scopes to ask for; `openid` is always asked.
-    public func browserSignInURL(prompt: String? = nil, loginHint: String? = nil, scopes: [String] = ["profile", "email", "offline_access"])
+    public func browserSignInURL(
+        prompt: String? = nil, loginHint: String? = nil, scopes: [String] = ["profile", "email", "offline_access"]
+    )
         async throws -> URL
     {
         let started = try await beginWebSignIn()
@@ -68,21 +70,21 @@ extension AuthClient {
 }
 
 #if canImport(AuthenticationServices) && (os(iOS) || os(macOS) || os(visionOS))
-import AuthenticationServices
+    import AuthenticationServices
 
-extension AuthClient {
-    /// Signs in on Gatehouse's hosted page in the system's web authentication sheet
-    /// (`ASWebAuthenticationSession`), returning to ``Configuration/redirectURL`` (its scheme is the
-    /// callback scheme). A browser already signed in to Gatehouse signs in without a password.
-    @discardableResult
-    public func signInWithBrowser(
-        presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable,
-        prefersEphemeralSession: Bool = false, prompt: String? = nil, loginHint: String? = nil
-    ) async throws -> SignInResult {
-        let url = try await browserSignInURL(prompt: prompt, loginHint: loginHint)
-        let returned = try await presentWebAuthentication(
-            url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
-        return try await signIn(fromBrowserRedirect: returned)
+    extension AuthClient {
+        /// Signs in on Gatehouse's hosted page in the system's web authentication sheet
+        /// (`ASWebAuthenticationSession`), returning to ``Configuration/redirectURL`` (its scheme is the
+        /// callback scheme). A browser already signed in to Gatehouse signs in without a password.
+        @discardableResult
+        public func signInWithBrowser(
+            presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable,
+            prefersEphemeralSession: Bool = false, prompt: String? = nil, loginHint: String? = nil
+        ) async throws -> SignInResult {
+            let url = try await browserSignInURL(prompt: prompt, loginHint: loginHint)
+            let returned = try await presentWebAuthentication(
+                url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
+            return try await signIn(fromBrowserRedirect: returned)
+        }
     }
-}
 #endif

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Where a one-time code goes.
@@ -94,9 +94,10 @@ extension AuthClient {
 
     /// Accepts the current terms.
     public func acceptTerms(_ terms: Terms) async throws {
-        try await authorized(try http.json(
-            http.request("POST", "/v1/me/agreements"),
-            body: Agreements(platformVersion: terms.platform?.version, clientVersion: terms.client?.version)))
+        try await authorized(
+            try http.json(
+                http.request("POST", "/v1/me/agreements"),
+                body: Agreements(platformVersion: terms.platform?.version, clientVersion: terms.client?.version)))
     }
 
     /// The profile fields the client requires.

@@ -21,7 +21,10 @@ extension SignInResult {
 
 extension AuthClient {
     /// The password sign-in's old name.
-    @available(*, deprecated, renamed: "signIn(email:password:scopes:nonce:persist:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(email:password:scopes:nonce:persist:)",
+        message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func logIn(
         email: String, password: String, scopes: Set<Scope> = [], nonce: String? = nil, persist: Bool = true
@@ -30,7 +33,9 @@ extension AuthClient {
     }
 
     /// The field-dictionary sign-in's old name (Primer's).
-    @available(*, deprecated, renamed: "signIn(withFields:scopes:persist:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(withFields:scopes:persist:)", message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func logIn(withFields fields: [String: String], scopes: Set<Scope> = [], persist: Bool = true) async throws -> User {
         try await signIn(withFields: fields, scopes: scopes, persist: persist).user
@@ -54,21 +59,28 @@ extension AuthClient {
     }
 
     /// The old name of the sign-in with the mail's verification code.
-    @available(*, deprecated, renamed: "signIn(email:verificationCode:persist:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(email:verificationCode:persist:)",
+        message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func verifyEmail(_ email: String, code: String, persist: Bool = true) async throws -> User {
         try await signIn(email: email, verificationCode: code, persist: persist).user
     }
 
     /// The old name of the sign-in with the mail's recovery code.
-    @available(*, deprecated, renamed: "signIn(email:recoveryCode:persist:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(email:recoveryCode:persist:)", message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func verifyPasswordReset(email: String, code: String, persist: Bool = true) async throws -> User {
         try await signIn(email: email, recoveryCode: code, persist: persist).user
     }
 
     /// The old name of the sign-in with an authorization code.
-    @available(*, deprecated, renamed: "signIn(authorizationCode:persist:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(authorizationCode:persist:)", message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func exchange(code: String, persist: Bool = true) async throws -> User {
         try await signIn(authorizationCode: code, persist: persist).user

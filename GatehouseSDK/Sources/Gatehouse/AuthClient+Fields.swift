@@ -14,7 +14,9 @@ extension AuthClient {
 
     /// Primer's `signUp(withFields:)`: `email` and `password` are required; the rest become the new
     /// user's properties.
-    public func signUp(withFields fields: [String: String], acceptTerms: Bool? = nil, persist: Bool = true) async throws
+    public func signUp(
+        withFields fields: [String: String], acceptTerms: Bool? = nil, persist: Bool = true
+    ) async throws
         -> SignUpResult
     {
         try await check(fields, for: .signUp)
@@ -28,7 +30,9 @@ extension AuthClient {
     /// required; after a successful sign-in any other non-secret field is added to the user's
     /// properties, and the result's user (in ``SignInResult/session`` too) is the updated one.
     @discardableResult
-    public func signIn(withFields fields: [String: String], scopes: Set<Scope> = [], persist: Bool = true) async throws
+    public func signIn(
+        withFields fields: [String: String], scopes: Set<Scope> = [], persist: Bool = true
+    ) async throws
         -> SignInResult
     {
         try await check(fields, for: .logIn)

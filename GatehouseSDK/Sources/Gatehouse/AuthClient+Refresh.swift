@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension AuthClient {

@@ -91,7 +91,8 @@ extension AuthClient {
             body.givenName = givenName
             body.familyName = familyName
         }
-        let tokens: TokenResponse = try await http.send(try http.json(http.request("POST", Self.socialPath(credential.provider, "token")), body: body))
+        let tokens: TokenResponse = try await http.send(
+            try http.json(http.request("POST", Self.socialPath(credential.provider, "token")), body: body))
         return try await adopt(tokens, persist: persist)
     }
 
@@ -108,7 +109,8 @@ extension AuthClient {
     @discardableResult
     public func linkIdentity(_ credential: SocialCredential) async throws -> LinkedIdentity {
         let parts = credential.parts
-        let body = IdentityLinkRequest(provider: credential.provider, idToken: parts.idToken, accessToken: parts.accessToken, nonce: parts.nonce)
+        let body = IdentityLinkRequest(
+            provider: credential.provider, idToken: parts.idToken, accessToken: parts.accessToken, nonce: parts.nonce)
         return try await authorized(try http.json(http.request("POST", "/v1/me/identities"), body: body))
     }
 

@@ -31,7 +31,8 @@ extension AuthClient {
     /// PKCE verifier kept in memory and in the store, its state in memory.
     func beginWebSignIn() async throws -> (redirect: String, challenge: String, state: String) {
         guard let redirect = configuration.redirectURL else {
-            throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL to a redirect URI registered for the client.")
+            throw GatehouseError(
+                code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL to a redirect URI registered for the client.")
         }
         let pkce = PKCE.make()
         let state = PKCE.make().verifier
@@ -99,64 +100,67 @@ extension AuthClient {
 }
 
 #if canImport(AuthenticationServices) && (os(iOS) || os(macOS) || os(visionOS))
-import AuthenticationServices
+    import AuthenticationServices
 
-extension AuthClient {
-    /// Signs in with `provider` in the system's web authentication sheet
-    /// (`ASWebAuthenticationSession`), returning to ``Configuration/redirectURL`` (its scheme is the
-    /// callback scheme). `progress` reports each step.
-    @discardableResult
-    public func signInWithProvider(
-        _ provider: String, presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable,
-        prefersEphemeralSession: Bool = false, progress: (@Sendable (SocialWebStep) -> Void)? = nil
-    ) async throws -> SignInResult {
-        let url = try await socialSignInURL(provider: provider)
-        progress?(.openingProvider(url))
-        let returned = try await presentWebAuthentication(
-            url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
-        progress?(.exchangingCode)
-        let result = try await signIn(fromSocialRedirect: returned)
-        progress?(.signedIn(isNew: result.isNew))
-        return result
-    }
-}
-extension AuthClient {
-    /// Shows `url` in the system's web authentication sheet until it returns to the redirect scheme.
-    func presentWebAuthentication(
-        _ url: URL, presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable, prefersEphemeralSession: Bool
-    ) async throws -> URL {
-        guard let scheme = configuration.redirectURL?.scheme else {
-            throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL.")
+    extension AuthClient {
+        /// Signs in with `provider` in the system's web authentication sheet
+        /// (`ASWebAuthenticationSession`), returning to ``Configuration/redirectURL`` (its scheme is the
+        /// callback scheme). `progress` reports each step.
+        @discardableResult
+        public func signInWithProvider(
+            _ provider: String, presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable,
+            prefersEphemeralSession: Bool = false, progress: (@Sendable (SocialWebStep) -> Void)? = nil
+        ) async throws -> SignInResult {
+            let url = try await socialSignInURL(provider: provider)
+            progress?(.openingProvider(url))
+            let returned = try await presentWebAuthentication(
+                url, presentationContextProvider: presentationContextProvider, prefersEphemeralSession: prefersEphemeralSession)
+            progress?(.exchangingCode)
+            let result = try await signIn(fromSocialRedirect: returned)
+            progress?(.signedIn(isNew: result.isNew))
+            return result
         }
-        return try await withCheckedThrowingContinuation { continuation in
-            Task { @MainActor in
-                // The session must be kept alive while it is shown; the box holds it until its completion.
-                let keeper = SessionKeeper()
-                let session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme) { callback, error in
-                    keeper.session = nil
-                    if let callback {
-                        continuation.resume(returning: callback)
-                    } else {
-                        continuation.resume(throwing: GatehouseError(
-                            code: .accessDenied, status: nil, message: error.map { "\($0)" } ?? "The sign-in was cancelled."))
+    }
+    extension AuthClient {
+        /// Shows `url` in the system's web authentication sheet until it returns to the redirect scheme.
+        func presentWebAuthentication(
+            _ url: URL, presentationContextProvider: any ASWebAuthenticationPresentationContextProviding & Sendable,
+            prefersEphemeralSession: Bool
+        ) async throws -> URL {
+            guard let scheme = configuration.redirectURL?.scheme else {
+                throw GatehouseError(code: .invalidRequest, status: nil, message: "Set Configuration.redirectURL.")
+            }
+            return try await withCheckedThrowingContinuation { continuation in
+                Task { @MainActor in
+                    // The session must be kept alive while it is shown; the box holds it until its completion.
+                    let keeper = SessionKeeper()
+                    let session = ASWebAuthenticationSession(url: url, callbackURLScheme: scheme) { callback, error in
+                        keeper.session = nil
+                        if let callback {
+                            continuation.resume(returning: callback)
+                        } else {
+                            continuation.resume(
+                                throwing: GatehouseError(
+                                    code: .accessDenied, status: nil, message: error.map { "\($0)" } ?? "The sign-in was cancelled."))
+                        }
                     }
-                }
-                keeper.session = session
-                session.presentationContextProvider = presentationContextProvider
-                session.prefersEphemeralWebBrowserSession = prefersEphemeralSession
-                if !session.start() {
-                    keeper.session = nil
-                    continuation.resume(throwing: GatehouseError(code: .invalidRequest, status: nil, message: "The sign-in sheet could not open."))
+                    keeper.session = session
+                    session.presentationContextProvider = presentationContextProvider
+                    session.prefersEphemeralWebBrowserSession = prefersEphemeralSession
+                    if !session.start() {
+                        keeper.session = nil
+                        continuation.resume(
+                            throwing: GatehouseError(code: .invalidRequest, status: nil, message: "The sign-in sheet could not open."))
+                    }
                 }
             }
         }
     }
-}
 
-/// Holds an `ASWebAuthenticationSession` while it is shown (the framework does not).
-/// `@unchecked Sendable`: written once on the main actor before `start()` and cleared once in the
-/// completion handler, which the framework calls once after the sheet is gone; nothing else reads it.
-private final class SessionKeeper: @unchecked Sendable {
-    var session: ASWebAuthenticationSession?
-}
+    /// Holds an `ASWebAuthenticationSession` while it is shown (the framework does not).
+    /// `@unchecked Sendable`: written once on the main actor before `start()` and cleared once in the
+    /// completion handler, which the framework calls once after the sheet is gone; nothing else reads it.
+    private final class SessionKeeper: @unchecked Sendable {
+        var session: ASWebAuthenticationSession?
+    }
 #endif

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension AuthClient {
@@ -19,8 +19,9 @@ extension AuthClient {
     /// (``GatehouseError/isRateLimited``, with `retryAfter`). Returns when the next resend is allowed.
     @discardableResult
     public func resendVerification(to email: String) async throws -> MailSentResponse {
-        try await http.send(try http.json(
-            http.request("POST", "/v1/verification"), body: VerificationResendRequest(clientId: configuration.clientID, email: email)))
+        try await http.send(
+            try http.json(
+                http.request("POST", "/v1/verification"), body: VerificationResendRequest(clientId: configuration.clientID, email: email)))
     }
 
     /// Handles a URL the app was opened with, and returns `false` for one that is not Gatehouse's:
@@ -56,7 +57,8 @@ extension AuthClient {
         case base + "/reset": route = "/v1/recovery/verify"
         default: return false
         }
-        let request = try http.json(http.request("POST", route), body: CodeVerificationRequest(clientId: configuration.clientID, token: token))
+        let request = try http.json(
+            http.request("POST", route), body: CodeVerificationRequest(clientId: configuration.clientID, token: token))
         _ = try await adopt(try await http.send(request), persist: persist)
         return true
     }
@@ -105,8 +107,9 @@ extension AuthClient {
 
     /// The recovery request, after the app's validator.
     func sendRecovery(email: String) async throws -> MailSentResponse {
-        try await http.send(try http.json(
-            http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
+        try await http.send(
+            try http.json(
+                http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
     }
 
     /// Signs in with the recovery code from the mail of ``requestPasswordReset(email:)``;

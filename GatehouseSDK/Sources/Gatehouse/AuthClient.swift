@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAPI
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The entry point of the Gatehouse SDK: every server flow as an `async` call, a session that

@@ -13,9 +13,9 @@ extension AuthClient.Configuration {
     /// at every launch. Pass ``InMemorySessionStore`` when that is what you want.
     public static func defaultStore(baseURL: URL, clientID: String) -> any SessionStore {
         #if canImport(Security)
-        return KeychainSessionStore(service: "gatehouse:\(serverName(baseURL))", account: clientID)
+            return KeychainSessionStore(service: "gatehouse:\(serverName(baseURL))", account: clientID)
         #else
-        return FileSessionStore(url: defaultDirectory(baseURL: baseURL, clientID: clientID).appendingPathComponent("session.json"))
+            return FileSessionStore(url: defaultDirectory(baseURL: baseURL, clientID: clientID).appendingPathComponent("session.json"))
         #endif
     }
 
@@ -50,10 +50,10 @@ extension DeviceProfiles.Configuration {
     /// session file elsewhere. A profile's PIN key that vanished at relaunch would strand the user.
     public static func defaultStore(baseURL: URL, clientID: String) -> any DeviceStore {
         #if canImport(Security)
-        return KeychainDeviceStore(service: "gatehouse:\(AuthClient.Configuration.serverName(baseURL))", account: clientID + ".device")
+            return KeychainDeviceStore(service: "gatehouse:\(AuthClient.Configuration.serverName(baseURL))", account: clientID + ".device")
         #else
-        return FileDeviceStore(
-            url: AuthClient.Configuration.defaultDirectory(baseURL: baseURL, clientID: clientID).appendingPathComponent("device.json"))
+            return FileDeviceStore(
+                url: AuthClient.Configuration.defaultDirectory(baseURL: baseURL, clientID: clientID).appendingPathComponent("device.json"))
         #endif
     }
 }

@@ -191,7 +191,8 @@ public struct DeviceAuthenticationRequest: Codable, Hashable, Sendable {
 /// The bytes a device signs: bound to the challenge, the client and the authenticator, so a signature
 /// is good for one sign-in of one authenticator at one client and nothing else.
 public enum DeviceSignature {
-    public static func message(challengeID: String, challenge: String, clientID: String, deviceID: String, authenticatorID: String) -> Data {
+    public static func message(challengeID: String, challenge: String, clientID: String, deviceID: String, authenticatorID: String) -> Data
+    {
         Data(["gatehouse-device-auth-v1", challengeID, challenge, clientID, deviceID, authenticatorID].joined(separator: "\n").utf8)
     }
 }

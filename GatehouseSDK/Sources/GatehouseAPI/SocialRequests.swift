@@ -31,7 +31,8 @@ public struct SocialTokenRequest: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case nonce
-        case clientId = "client_id", idToken = "id_token", accessToken = "access_token", givenName = "given_name", familyName = "family_name"
+        case clientId = "client_id", idToken = "id_token", accessToken = "access_token", givenName = "given_name", familyName =
+            "family_name"
         case acceptTerms = "accept_terms"
     }
 }

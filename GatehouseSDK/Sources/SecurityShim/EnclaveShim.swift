@@ -28,8 +28,9 @@ public func SecAccessControlCreateWithFlags(
     _ allocator: AnyObject?, _ protection: Any, _ flags: SecAccessControlCreateFlags,
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecAccessControl? {
-    guard protection as? String == kSecAttrAccessibleWhenUnlockedThisDeviceOnly
-        || protection as? String == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+    guard
+        protection as? String == kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+            || protection as? String == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
     else {
         error?.pointee = Unmanaged.passRetained(CFError())
         return nil
@@ -75,7 +76,9 @@ public enum SecureEnclave {
                 public init(dataRepresentation: Data, authenticationContext: LAContext? = nil) throws {
                     guard dataRepresentation.starts(with: ShimEnclave.marker) else { throw CFError() }
                     key = try Crypto.P256.Signing.PrivateKey(rawRepresentation: dataRepresentation.dropFirst(ShimEnclave.marker.count))
-                    if let authenticationContext { ShimEnclave.shared.state.withLock { $0.lastReason = authenticationContext.localizedReason } }
+                    if let authenticationContext {
+                        ShimEnclave.shared.state.withLock { $0.lastReason = authenticationContext.localizedReason }
+                    }
                 }
 
                 /// Signs after the "prompt", which SecurityShimControl decides.

@@ -11,9 +11,10 @@ struct CodeExchangeTests {
         await server.on("GET /v1/me", .json(200, Fixture.user))
         let store = InMemorySessionStore()
         try await store.savePendingVerifier("kept-from-the-sign-up")
-        let client = AuthClient(configuration: .init(
-            baseURL: Fixture.baseURL, clientID: "app", redirectURL: URL(string: "com.example.app:/verified")!, store: store,
-            transport: server))
+        let client = AuthClient(
+            configuration: .init(
+                baseURL: Fixture.baseURL, clientID: "app", redirectURL: URL(string: "com.example.app:/verified")!, store: store,
+                transport: server))
         let user = try await client.signIn(authorizationCode: "one-time-code").user
         #expect(user == Fixture.user && client.state == .signedIn(Fixture.user))
         let form = try #require(await server.calls(to: "POST /oauth/token").first).form

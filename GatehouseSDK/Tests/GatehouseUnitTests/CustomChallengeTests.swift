@@ -9,9 +9,13 @@ struct CustomChallengeTests {
         let server = ScriptedServer()
         await server.on("POST /v1/login", Fixture.tokens(1))
         await server.on("POST /v1/logout", .noContent)
-        await server.on("POST /v1/me/authenticators", .json(201, AuthenticatorInfo(
-            id: "auth-1", type: .custom, customType: "hw-token", clientId: "app", deviceId: "dev", deviceName: nil,
-            maxFailureCount: 5, failureCount: 0, createdAt: Date(timeIntervalSince1970: 1_800_000_000))))
+        await server.on(
+            "POST /v1/me/authenticators",
+            .json(
+                201,
+                AuthenticatorInfo(
+                    id: "auth-1", type: .custom, customType: "hw-token", clientId: "app", deviceId: "dev", deviceName: nil,
+                    maxFailureCount: 5, failureCount: 0, createdAt: Date(timeIntervalSince1970: 1_800_000_000))))
         // Registration proves the key with the first challenge; the delegate form gets the second.
         await server.on(
             "POST /v1/authenticators/challenge", Self.challenge("ch-1", max: 5, previous: 0), Self.challenge("ch-2", max: 5, previous: 2),
@@ -41,7 +45,9 @@ struct CustomChallengeTests {
     }
 
     static func challenge(_ id: String, max: Int, previous: Int) -> ScriptedServer.Reply {
-        .json(200, DeviceChallenge(challengeId: id, challenge: "nonce-\(id)", expiresIn: 120, counts: FailureCounts(max: max, previous: previous)))
+        .json(
+            200,
+            DeviceChallenge(challengeId: id, challenge: "nonce-\(id)", expiresIn: 120, counts: FailureCounts(max: max, previous: previous)))
     }
 }
 

@@ -36,7 +36,9 @@ struct ErrorMappingTests {
         let oauth = try await #require(throws: GatehouseError.self) { try await client.signIn(email: "a@example.com", password: "p") }
         #expect(oauth.code == .invalidGrant && oauth.isSessionEnded && oauth.message == "Gone.")
 
-        await server.on("POST /v1/login", ScriptedServer.Reply(status: 502, headers: ["Content-Type": "text/html"], body: Data("<h1>Bad gateway</h1>".utf8)))
+        await server.on(
+            "POST /v1/login",
+            ScriptedServer.Reply(status: 502, headers: ["Content-Type": "text/html"], body: Data("<h1>Bad gateway</h1>".utf8)))
         let gateway = try await #require(throws: GatehouseError.self) { try await client.signIn(email: "a@example.com", password: "p") }
         #expect(gateway.code == GatehouseError.invalidResponse && gateway.status == 502 && gateway.isRetryable)
 

@@ -21,7 +21,9 @@ actor DomainRule: FieldValidator {
 
 @Suite("The app's own field checks (scripted server)")
 struct FieldValidatorTests {
-    @Test("U-28: a validator refusing a field stops the call before any request, as the same validation error a server gives; an accepted one goes out")
+    @Test(
+        "U-28: a validator refusing a field stops the call before any request, as the same validation error a server gives; an accepted one goes out"
+    )
     func validatorStopsCalls() async throws {
         let server = ScriptedServer()
         await server.on("POST /v1/signup", Fixture.tokens(1))
@@ -29,8 +31,9 @@ struct FieldValidatorTests {
         await server.on("POST /v1/otp", .json(202, OTPSentResponse(sentTo: "a***@example.com", expiresIn: 600, resendAfter: 60)))
         await server.on("POST /v1/recovery", .json(202, MailSentResponse(resendAfter: 60)))
         let rule = DomainRule()
-        let client = AuthClient(configuration: .init(
-            baseURL: Fixture.baseURL, clientID: "app", store: InMemorySessionStore(), transport: server, validator: rule))
+        let client = AuthClient(
+            configuration: .init(
+                baseURL: Fixture.baseURL, clientID: "app", store: InMemorySessionStore(), transport: server, validator: rule))
 
         let refused = try await #require(throws: GatehouseError.self) {
             try await client.signUp(email: "ada@example.org", password: "correct horse battery")

@@ -2,7 +2,7 @@ import Foundation
 import Gatehouse
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The refresh-ahead branch, driven by an injected clock: no test waits for a token to expire.
@@ -40,9 +40,10 @@ struct RefreshTimingTests {
         slow.delayMilliseconds = 100
         await server.on("POST /oauth/token", slow)
         let clock = ManualClock()
-        let client = AuthClient(configuration: .init(
-            baseURL: Fixture.baseURL, clientID: "app", store: InMemorySessionStore(), transport: server, refreshMargin: 300,
-            clock: clock))
+        let client = AuthClient(
+            configuration: .init(
+                baseURL: Fixture.baseURL, clientID: "app", store: InMemorySessionStore(), transport: server, refreshMargin: 300,
+                clock: clock))
         try await client.signIn(email: "ada@example.com", password: "pw")
         clock.advance(by: 601)  // 299 s left
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in

@@ -1,7 +1,7 @@
 import Foundation
 import Gatehouse
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A transport that answers from a script instead of the network, and records what was sent.
@@ -16,12 +16,14 @@ actor ScriptedServer: HTTPTransport {
         var networkDown = false
 
         static func json(_ status: Int, _ value: some Encodable, headers: [String: String] = [:]) -> Reply {
-            Reply(status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
+            Reply(
+                status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
                 body: try! WireCoding.encoder().encode(value))
         }
 
         static func problem(_ status: Int, _ code: ErrorCode, errors: [FieldError]? = nil, headers: [String: String] = [:]) -> Reply {
-            var reply = json(status, Problem(status: status, code: code, title: "Title", detail: "Detail of \(code)", errors: errors), headers: headers)
+            var reply = json(
+                status, Problem(status: status, code: code, title: "Title", detail: "Detail of \(code)", errors: errors), headers: headers)
             reply.headers["Content-Type"] = "application/problem+json"
             return reply
         }
@@ -112,12 +114,16 @@ enum Fixture {
         _ n: Int, expiresIn: Int = 900, scope: String? = "email openid", idToken: String? = nil, user: User? = Fixture.user,
         isNew: Bool? = nil
     ) -> ScriptedServer.Reply {
-        .json(200, TokenResponse(
-            accessToken: "access-\(n)", expiresIn: expiresIn, refreshToken: "refresh-\(n)", scope: scope, idToken: idToken,
-            user: user, isNew: isNew))
+        .json(
+            200,
+            TokenResponse(
+                accessToken: "access-\(n)", expiresIn: expiresIn, refreshToken: "refresh-\(n)", scope: scope, idToken: idToken,
+                user: user, isNew: isNew))
     }
 
-    static func client(_ server: ScriptedServer, clock: ManualClock = ManualClock(), store: any SessionStore = InMemorySessionStore())
+    static func client(
+        _ server: ScriptedServer, clock: ManualClock = ManualClock(), store: any SessionStore = InMemorySessionStore()
+    )
         -> AuthClient
     {
         AuthClient(configuration: .init(baseURL: baseURL, clientID: "app", store: store, transport: server, clock: clock))

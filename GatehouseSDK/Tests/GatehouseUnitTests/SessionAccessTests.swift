@@ -46,7 +46,9 @@ struct SessionAccessTests {
         #expect(try #require(await server.calls(to: "POST /v1/login").last).json["scope"] == nil)
     }
 
-    @Test("U-13: the code's scopes and nonce too; resendCode repeats the earlier send, never creates an account unasked, and reports the cool-down")
+    @Test(
+        "U-13: the code's scopes and nonce too; resendCode repeats the earlier send, never creates an account unasked, and reports the cool-down"
+    )
     func codes() async throws {
         let server = ScriptedServer()
         await server.on(

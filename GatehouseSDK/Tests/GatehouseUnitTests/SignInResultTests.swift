@@ -7,15 +7,17 @@ struct SignInResultTests {
     static let redirect = URL(string: "com.example.app:/signed-in")!
 
     static func client(_ server: ScriptedServer) -> AuthClient {
-        AuthClient(configuration: .init(
-            baseURL: Fixture.baseURL, clientID: "app", redirectURL: redirect, store: InMemorySessionStore(), transport: server))
+        AuthClient(
+            configuration: .init(
+                baseURL: Fixture.baseURL, clientID: "app", redirectURL: redirect, store: InMemorySessionStore(), transport: server))
     }
 
     /// The redirect a browser comes back with after `start`, carrying the server's `code`.
     static func returning(from start: URL, code: String, issuer: String? = nil) throws -> URL {
         let state = try #require(URLComponents(url: start, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "state" }?.value)
         var back = URLComponents(url: redirect, resolvingAgainstBaseURL: false)!
-        back.queryItems = [URLQueryItem(name: "code", value: code), URLQueryItem(name: "state", value: state)]
+        back.queryItems =
+            [URLQueryItem(name: "code", value: code), URLQueryItem(name: "state", value: state)]
             + (issuer.map { [URLQueryItem(name: "iss", value: $0)] } ?? [])
         return back.url!
     }
@@ -46,7 +48,9 @@ struct SignInResultTests {
         // The web sign-ins: a provider's, then the hosted page's, which may create the account too.
         let social = try await client.socialSignInURL(provider: "x")
         await server.on("POST /oauth/token", Fixture.tokens(7, isNew: false))
-        check(try await client.signIn(fromSocialRedirect: try Self.returning(from: social, code: "ac-7")), isNew: false, token: 7, "social web")
+        check(
+            try await client.signIn(fromSocialRedirect: try Self.returning(from: social, code: "ac-7")), isNew: false, token: 7,
+            "social web")
         let hosted = try await client.browserSignInURL()
         await server.on("POST /oauth/token", Fixture.tokens(8, isNew: true))
         let back = try Self.returning(from: hosted, code: "ac-8", issuer: Fixture.baseURL.absoluteString)

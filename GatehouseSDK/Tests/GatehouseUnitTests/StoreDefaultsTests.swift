@@ -9,12 +9,12 @@ struct StoreDefaultsTests {
         let configuration = AuthClient.Configuration(baseURL: URL(string: "https://id.example.test:8443")!, clientID: "my/app")
         #expect(!(configuration.store is InMemorySessionStore))
         #if canImport(Security)
-        let keychain = try #require(configuration.store as? KeychainSessionStore)
-        #expect(keychain.service == "gatehouse:id.example.test:8443" && keychain.account == "my/app")
+            let keychain = try #require(configuration.store as? KeychainSessionStore)
+            #expect(keychain.service == "gatehouse:id.example.test:8443" && keychain.account == "my/app")
         #else
-        let file = try #require(configuration.store as? FileSessionStore)
-        let support = try #require(FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first)
-        #expect(file.url.path == support.path + "/Gatehouse/id.example.test:8443/my_app/session.json")
+            let file = try #require(configuration.store as? FileSessionStore)
+            let support = try #require(FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first)
+            #expect(file.url.path == support.path + "/Gatehouse/id.example.test:8443/my_app/session.json")
         #endif
     }
 
@@ -24,13 +24,13 @@ struct StoreDefaultsTests {
         let profiles = DeviceProfiles(client: client)
         #expect(!(profiles.store is InMemoryDeviceStore))
         #if canImport(Security)
-        let keychain = try #require(profiles.store as? KeychainDeviceStore)
-        _ = keychain
+            let keychain = try #require(profiles.store as? KeychainDeviceStore)
+            _ = keychain
         #else
-        let file = try #require(profiles.store as? FileDeviceStore)
-        let session = try #require(client.configuration.store as? FileSessionStore)
-        #expect(file.url.deletingLastPathComponent() == session.url.deletingLastPathComponent())
-        #expect(file.url.lastPathComponent == "device.json")
+            let file = try #require(profiles.store as? FileDeviceStore)
+            let session = try #require(client.configuration.store as? FileSessionStore)
+            #expect(file.url.deletingLastPathComponent() == session.url.deletingLastPathComponent())
+            #expect(file.url.lastPathComponent == "device.json")
         #endif
         let memory = DeviceProfiles(client: client, configuration: .init(store: InMemoryDeviceStore()))
         #expect(memory.store is InMemoryDeviceStore)

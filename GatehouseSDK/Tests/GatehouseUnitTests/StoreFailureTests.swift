@@ -41,7 +41,9 @@ actor ControllableStore: SessionStore {
 
 @Suite("Stores that fail or stall (scripted server)")
 struct StoreFailureTests {
-    @Test("U-23: a store that cannot be read yet is retryable, never 'signed out'; a refused save leaves nothing half-done and revokes the new session")
+    @Test(
+        "U-23: a store that cannot be read yet is retryable, never 'signed out'; a refused save leaves nothing half-done and revokes the new session"
+    )
     func failingStore() async throws {
         let server = ScriptedServer()
         await server.on("POST /v1/login", Fixture.tokens(1))

@@ -58,7 +58,8 @@ public struct AccountFlow: Sendable {
         let password = services.password
         let throttle = services.throttle
         let credential = try await services.persistence.read { try await password.find(userID: user.id, stores: $0) }
-        let viaRecovery = principal.session.amr.contains(AuthenticationMethod.recovery)
+        let viaRecovery =
+            principal.session.amr.contains(AuthenticationMethod.recovery)
             && now.timeIntervalSince(principal.session.createdAt) <= services.settings.recoveryPasswordWindow
         if let credential, !viaRecovery {
             guard let current = request.currentPassword, !current.isEmpty else {

@@ -18,7 +18,9 @@ public struct DeviceAuthenticatorsFlow: Sendable {
         }
     }
 
-    public func register(_ principal: Principal, _ request: AuthenticatorRegistration, meta: RequestMeta = RequestMeta()) async throws -> AuthenticatorInfo {
+    public func register(
+        _ principal: Principal, _ request: AuthenticatorRegistration, meta: RequestMeta = RequestMeta()
+    ) async throws -> AuthenticatorInfo {
         let client = try await services.clients.resolve(principal.session.clientID)
         try Self.requireEnabled(client)
         var problems = ValidationResult()
@@ -28,7 +30,8 @@ public struct DeviceAuthenticatorsFlow: Sendable {
         switch (request.type, request.customType) {
         case (.custom, let name?) where DeviceFields.isCustomType(name): break
         case (.custom, _):
-            problems.invalidate(field: "custom_type", code: .invalidFormat, message: "Name the custom authenticator with 1 to 64 of a-z, 0-9, '_' and '-'.")
+            problems.invalidate(
+                field: "custom_type", code: .invalidFormat, message: "Name the custom authenticator with 1 to 64 of a-z, 0-9, '_' and '-'.")
         case (_, .some):
             problems.invalidate(field: "custom_type", code: .invalidValue, message: "Only a custom authenticator has a custom_type.")
         case (_, nil): break

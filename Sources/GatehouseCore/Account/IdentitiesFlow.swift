@@ -20,7 +20,9 @@ public struct IdentitiesFlow: Sendable {
 
     /// Links the provider account the token names. Linking the same account again changes nothing;
     /// one linked to another user is refused (`identity_in_use`): unlink it there first.
-    public func link(_ principal: Principal, _ request: IdentityLinkRequest, meta: RequestMeta) async throws -> (LinkedIdentity, created: Bool) {
+    public func link(
+        _ principal: Principal, _ request: IdentityLinkRequest, meta: RequestMeta
+    ) async throws -> (LinkedIdentity, created: Bool) {
         guard SocialProvider.isValidID(request.provider) else { throw GatehouseError.providerNotEnabled }
         guard services.clock.now().timeIntervalSince(principal.session.createdAt) <= Self.recentSignIn else {
             throw GatehouseError.reauthenticationRequired
@@ -35,16 +37,19 @@ public struct IdentitiesFlow: Sendable {
         let (identifier, _, config) = try FederatedIdentity.of(claims, provider: provider)
         let userID = principal.user.id
         let now = services.clock.now()
-        let insert = { @Sendable () async throws -> (CredentialRecord, Bool) in try await services.persistence.transaction { stores -> (CredentialRecord, Bool) in
-            if let existing = try await stores.credentials.find(type: .oidc, identifier: identifier) {
-                guard existing.userID == userID else { throw GatehouseError.identityInUse }
-                return (existing, false)
+        let insert = { @Sendable () async throws -> (CredentialRecord, Bool) in
+            try await services.persistence.transaction { stores -> (CredentialRecord, Bool) in
+                if let existing = try await stores.credentials.find(type: .oidc, identifier: identifier) {
+                    guard existing.userID == userID else { throw GatehouseError.identityInUse }
+                    return (existing, false)
+                }
+                let credential = CredentialRecord(userID: userID, type: .oidc, identifiers: [identifier], config: config, createdAt: now)
+                try await stores.credentials.insert(credential)
+                try await stores.audit.append(
+                    event("identity.linked", userID: userID, client: client.id, provider: provider.id, meta: meta))
+                return (credential, true)
             }
-            let credential = CredentialRecord(userID: userID, type: .oidc, identifiers: [identifier], config: config, createdAt: now)
-            try await stores.credentials.insert(credential)
-            try await stores.audit.append(event("identity.linked", userID: userID, client: client.id, provider: provider.id, meta: meta))
-            return (credential, true)
-        } }
+        }
         let credential: CredentialRecord
         let created: Bool
         do {
@@ -93,6 +98,7 @@ public struct IdentitiesFlow: Sendable {
 
     static func identity(_ credential: CredentialRecord) -> LinkedIdentity? {
         guard let config = try? credential.decodeConfig(FederatedIdentity.self) else { return nil }
-        return LinkedIdentity(id: credential.id, provider: config.provider, subject: config.subject, email: config.email, linkedAt: credential.createdAt)
+        return LinkedIdentity(
+            id: credential.id, provider: config.provider, subject: config.subject, email: config.email, linkedAt: credential.createdAt)
     }
 }

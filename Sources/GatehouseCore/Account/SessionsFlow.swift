@@ -33,7 +33,8 @@ public struct SessionsFlow: Sendable {
         let (sessions, devices) = try await services.persistence.read { stores in
             let sessions = try await stores.sessions.listLive(userID: userID, now: now)
             // Only users with device sessions pay for the second read.
-            let devices = sessions.contains { $0.credentialID != nil && !$0.amr.contains(AuthenticationMethod.password) }
+            let devices =
+                sessions.contains { $0.credentialID != nil && !$0.amr.contains(AuthenticationMethod.password) }
                 ? try await stores.credentials.list(userID: userID, type: .deviceAuthenticator) : []
             return (sessions, devices)
         }

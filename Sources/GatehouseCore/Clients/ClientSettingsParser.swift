@@ -5,7 +5,8 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences", "metadata_schema", "social_providers",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences",
+        "metadata_schema", "social_providers",
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
     ]
 
@@ -69,7 +70,8 @@ public enum ClientSettingsParser {
             var origins: [String] = []
             for item in list() {
                 guard let origin = WebOrigin.normalize(item) else {
-                    throw bad(key, "a comma-separated list of origins such as https://app.example.com (scheme, host, optional port; no path)")
+                    throw bad(
+                        key, "a comma-separated list of origins such as https://app.example.com (scheme, host, optional port; no path)")
                 }
                 origins.append(origin)
             }
@@ -94,20 +96,25 @@ public enum ClientSettingsParser {
             // Checked against the server's providers file when a token arrives: the file may change
             // between nodes' restarts, a setting should not fail because of it.
             let ids = list()
-            guard ids.allSatisfy(SocialProvider.isValidID) else { throw bad(key, "a comma-separated list of provider ids such as apple,google") }
+            guard ids.allSatisfy(SocialProvider.isValidID) else {
+                throw bad(key, "a comma-separated list of provider ids such as apple,google")
+            }
             s.socialProviders = ids
         case "third_party": s.thirdParty = try toggle()
         case "post_logout_redirect_uris":
             let uris = list()
             for uri in uris {
-                do { try ClientAdmin.validateRedirectURI(uri) } catch { throw bad(key, "a comma-separated list of exact redirect URIs: \(error)") }
+                do { try ClientAdmin.validateRedirectURI(uri) } catch {
+                    throw bad(key, "a comma-separated list of exact redirect URIs: \(error)")
+                }
             }
             s.postLogoutRedirectURIs = uris
         case "logo_url":
             if value.isEmpty {
                 s.logoURL = nil
             } else {
-                guard value.count <= 2048, let u = URL(string: value), u.scheme == "https" || (u.scheme == "http" && Loopback.contains(u.host ?? "")),
+                guard value.count <= 2048, let u = URL(string: value),
+                    u.scheme == "https" || (u.scheme == "http" && Loopback.contains(u.host ?? "")),
                     u.host?.isEmpty == false
                 else { throw bad(key, "an https URL") }
                 s.logoURL = value
@@ -117,7 +124,9 @@ public enum ClientSettingsParser {
             if value.isEmpty {
                 s.brandColor = nil
             } else {
-                guard value.count == 7, value.first == "#", value.dropFirst().allSatisfy(\.isHexDigit) else { throw bad(key, "a colour like #2754c5") }
+                guard value.count == 7, value.first == "#", value.dropFirst().allSatisfy(\.isHexDigit) else {
+                    throw bad(key, "a colour like #2754c5")
+                }
                 s.brandColor = value.lowercased()
             }
         case "max_failure_count":

@@ -44,7 +44,9 @@ public struct OneTimeCodes: Sendable {
 
     /// Checks `code` against the open code for this binding and consumes it. Wrong: 401 `invalid_code`
     /// with the attempts left; none left, expired or never sent: 401 `code_expired`.
-    public func redeem(code: String, purpose: OneTimeCodeRecord.Purpose, identifier: String, clientID: String) async throws
+    public func redeem(
+        code: String, purpose: OneTimeCodeRecord.Purpose, identifier: String, clientID: String
+    ) async throws
         -> OneTimeCodeRecord
     {
         let now = services.clock.now()

@@ -18,7 +18,8 @@ public struct FederationRequest: Sendable {
     /// A form POST (`application/x-www-form-urlencoded`), as OAuth token and introspection endpoints take.
     public static func form(_ url: String, _ fields: [(String, String)], headers: [(String, String)] = []) -> FederationRequest {
         FederationRequest(
-            method: "POST", url: url, headers: headers + [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+            method: "POST", url: url,
+            headers: headers + [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
             body: Data(FormEncoding.encode(fields).utf8))
     }
 }

@@ -90,7 +90,9 @@ struct IDTokenVerifier: Sendable {
         }
         guard let iss = claims.iss, provider.issuers.contains(iss) else { throw IDTokenError.issuer }
         guard let aud = claims.aud?.value, !Set(aud).isDisjoint(with: provider.clientIDs) else { throw IDTokenError.audience }
-        guard let exp = claims.exp, Date(timeIntervalSince1970: exp) > now.addingTimeInterval(-Self.leeway) else { throw IDTokenError.expired }
+        guard let exp = claims.exp, Date(timeIntervalSince1970: exp) > now.addingTimeInterval(-Self.leeway) else {
+            throw IDTokenError.expired
+        }
         if let iat = claims.iat, Date(timeIntervalSince1970: iat) > now.addingTimeInterval(Self.leeway) { throw IDTokenError.notYetValid }
         guard let sent = claims.nonce,
             Secrets.constantTimeEquals(sent, nonce) || Secrets.constantTimeEquals(sent, Secrets.sha256Hex(nonce))

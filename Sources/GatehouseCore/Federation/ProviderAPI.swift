@@ -59,7 +59,8 @@ struct ProviderAPI: Sendable {
         let body = try JSONSerialization.data(withJSONObject: ["access_token": token])
         let request = FederationRequest(
             method: "POST", url: url,
-            headers: [("Authorization", basic(provider.webClientID, secret)), ("Content-Type", "application/json")] + githubHeaders, body: body)
+            headers: [("Authorization", basic(provider.webClientID, secret)), ("Content-Type", "application/json")] + githubHeaders,
+            body: body)
         let (status, _) = try await http.send(request)
         switch status {
         case 200: return
@@ -132,8 +133,9 @@ struct ProviderAPI: Sendable {
             email = Self.string(primary["email"])
             verified = primary["verified"] as? Bool == true
         }
-        return FederatedClaims(subject: id, email: email, emailVerified: verified, givenName: nil, familyName: nil,
-                               name: Self.string(user["name"]) ?? Self.string(user["login"]))
+        return FederatedClaims(
+            subject: id, email: email, emailVerified: verified, givenName: nil, familyName: nil,
+            name: Self.string(user["name"]) ?? Self.string(user["login"]))
     }
 
     /// X's user id; `confirmed_email` only with the `users.email` scope, and then X confirmed it.
@@ -141,10 +143,13 @@ struct ProviderAPI: Sendable {
         // The field needs the users.email scope; asking for it without the scope is not X's contract.
         let query = provider.scopes.contains("users.email") ? [("user.fields", "confirmed_email")] : []
         let object = try await getJSON(try api(provider, "/2/users/me", query: query), headers: [("Authorization", "Bearer " + token)])
-        guard let data = object["data"] as? [String: Any], let id = Self.string(data["id"]) else { throw ProviderCallError.malformed("no data.id") }
+        guard let data = object["data"] as? [String: Any], let id = Self.string(data["id"]) else {
+            throw ProviderCallError.malformed("no data.id")
+        }
         let email = Self.string(data["confirmed_email"])
-        return FederatedClaims(subject: id, email: email, emailVerified: email != nil, givenName: nil, familyName: nil,
-                               name: Self.string(data["name"]) ?? Self.string(data["username"]))
+        return FederatedClaims(
+            subject: id, email: email, emailVerified: email != nil, givenName: nil, familyName: nil,
+            name: Self.string(data["name"]) ?? Self.string(data["username"]))
     }
 
     /// An OpenID userinfo endpoint or a generic OAuth provider's profile URL, read through the
@@ -160,7 +165,8 @@ struct ProviderAPI: Sendable {
         return FederatedClaims(
             subject: subject, email: Self.string(Self.lookup(map.email, in: object)),
             emailVerified: verified as? Bool == true || verified as? String == "true",
-            givenName: Self.string(Self.lookup(map.givenName, in: object)), familyName: Self.string(Self.lookup(map.familyName, in: object)),
+            givenName: Self.string(Self.lookup(map.givenName, in: object)),
+            familyName: Self.string(Self.lookup(map.familyName, in: object)),
             name: Self.string(Self.lookup(map.name, in: object)))
     }
 
@@ -173,7 +179,9 @@ struct ProviderAPI: Sendable {
 
     /// The authorization code from the callback, exchanged at the provider's token endpoint with the
     /// operator's secret (and Gatehouse's PKCE verifier where the provider takes one).
-    func exchange(code: String, redirectURI: String, verifier: String?, provider: SocialProvider, tokenURL: String, now: Date) async throws
+    func exchange(
+        code: String, redirectURI: String, verifier: String?, provider: SocialProvider, tokenURL: String, now: Date
+    ) async throws
         -> Tokens
     {
         var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
@@ -222,7 +230,9 @@ struct ProviderAPI: Sendable {
         await keys.add(ecdsa: try ES256PrivateKey(pem: key.privateKeyPEM), kid: JWKIdentifier(string: key.keyID))
         let issued = Int(now.timeIntervalSince1970)
         return try await keys.sign(
-            Claims(iss: key.teamID, iat: issued, exp: issued + 300, aud: provider.issuers.first ?? "https://appleid.apple.com", sub: provider.webClientID),
+            Claims(
+                iss: key.teamID, iat: issued, exp: issued + 300, aud: provider.issuers.first ?? "https://appleid.apple.com",
+                sub: provider.webClientID),
             kid: JWKIdentifier(string: key.keyID))
     }
 

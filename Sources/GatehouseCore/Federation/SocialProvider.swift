@@ -47,7 +47,9 @@ public struct SocialProvider: Sendable, Hashable {
         /// Facebook's Graph API, GitHub's and X's REST API.
         public var api: String?
 
-        public init(authorization: String? = nil, token: String? = nil, userinfo: String? = nil, introspection: String? = nil, api: String? = nil) {
+        public init(
+            authorization: String? = nil, token: String? = nil, userinfo: String? = nil, introspection: String? = nil, api: String? = nil
+        ) {
             self.authorization = authorization
             self.token = token
             self.userinfo = userinfo

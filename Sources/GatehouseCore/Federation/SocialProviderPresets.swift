@@ -83,7 +83,8 @@ extension SocialProvider {
         }
         return SocialProvider(
             id: id, kind: kind, issuers: issuers, jwksURI: s.jwksURI ?? jwks, clientIDs: s.clientIDs, webClientID: s.webClientID,
-            clientSecret: s.clientSecret, appleKey: s.appleKey, endpoints: endpoints.overridden(by: s.endpoints), scopes: s.scopes ?? scopes,
+            clientSecret: s.clientSecret, appleKey: s.appleKey, endpoints: endpoints.overridden(by: s.endpoints),
+            scopes: s.scopes ?? scopes,
             pkce: s.pkce ?? pkce, formPost: kind == .apple, claimMap: s.claimMap)
     }
 }

@@ -27,7 +27,9 @@ public struct WebhookSecret: Sendable, Hashable {
 
 public enum WebhookSecretError: Error, CustomStringConvertible {
     case malformed
-    public var description: String { "a webhook secret is whsec_ followed by at least 24 bytes in base64 (gatehouse hooks secret makes one)" }
+    public var description: String {
+        "a webhook secret is whsec_ followed by at least 24 bytes in base64 (gatehouse hooks secret makes one)"
+    }
 }
 
 public enum WebhookSignature {

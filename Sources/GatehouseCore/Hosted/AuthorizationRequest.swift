@@ -40,8 +40,7 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
     /// The client and its exact redirect URI first (a failure there is ``Untrusted``), then the rest
     /// (a failure is ``Refused``, sent back to the client).
     /// A parameter given twice never gets here: the form decoder refuses it (a 400 page).
-    static func parse(_ p: [String: String], clients: ClientResolver) async throws -> (AuthorizationRequest, ClientRecord)
-    {
+    static func parse(_ p: [String: String], clients: ClientResolver) async throws -> (AuthorizationRequest, ClientRecord) {
         guard let clientID = p["client_id"], !clientID.isEmpty else {
             throw Untrusted(detail: "client_id is missing.")
         }

@@ -6,7 +6,9 @@ import GatehouseAPI
 /// consent), and moves the flow on.
 extension AuthorizeFlow {
     /// The password form. Returns the browser's new session cookie when one began.
-    public func signIn(_ id: UUID, binding: String, email: String, password: String, browser: BrowserPrincipal?, meta: RequestMeta)
+    public func signIn(
+        _ id: UUID, binding: String, email: String, password: String, browser: BrowserPrincipal?, meta: RequestMeta
+    )
         async throws -> (Outcome, cookie: String?)
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
@@ -19,7 +21,9 @@ extension AuthorizeFlow {
 
     /// The sign-up form. A new account signs the browser in unless its address must be verified first
     /// (then nil: the page says to check the mail).
-    public func signUp(_ id: UUID, binding: String, email: String, password: String, acceptTerms: Bool, browser: BrowserPrincipal?, meta: RequestMeta)
+    public func signUp(
+        _ id: UUID, binding: String, email: String, password: String, acceptTerms: Bool, browser: BrowserPrincipal?, meta: RequestMeta
+    )
         async throws -> (Outcome, cookie: String?)?
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
@@ -41,7 +45,9 @@ extension AuthorizeFlow {
 
     /// The browser signed in: the flow goes on. A sign-in that needs a second factor waits on the
     /// flow's factor page instead, with no session yet.
-    private func authenticated(_ flow: FlowRecord, _ state: State, _ signIn: () async throws -> SignedIn) async throws
+    private func authenticated(
+        _ flow: FlowRecord, _ state: State, _ signIn: () async throws -> SignedIn
+    ) async throws
         -> (Outcome, cookie: String?)
     {
         let signedIn: SignedIn
@@ -77,14 +83,19 @@ extension AuthorizeFlow {
 
     /// The factor page's form: completes the waiting sign-in, which signs the browser in, and the flow
     /// goes on.
-    public func completeFactor(_ id: UUID, binding: String, factor: String, response: String, meta: RequestMeta) async throws
+    public func completeFactor(
+        _ id: UUID, binding: String, factor: String, response: String, meta: RequestMeta
+    ) async throws
         -> (Outcome, cookie: String?)
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .secondFactor)
         guard let pending = state.pendingFactor else { throw Self.gone }
-        let completed = try await SecondFactorFlow(services: services).complete(flowID: pending, factor: factor, response: response, meta: meta)
+        let completed = try await SecondFactorFlow(services: services).complete(
+            flowID: pending, factor: factor, response: response, meta: meta)
         // Started for this flow's browser, or a bug: never hand another flow's session over.
-        guard case .browser(let target) = completed.target, target.authorizeFlowID == flow.id else { throw GatehouseError.internalFailure() }
+        guard case .browser(let target) = completed.target, target.authorizeFlowID == flow.id else {
+            throw GatehouseError.internalFailure()
+        }
         var next = state
         next.pendingFactor = nil
         return try await authenticated(flow, next) { completed.signedIn }
@@ -99,14 +110,17 @@ extension AuthorizeFlow {
     }
 
     /// The code the user received: signs the browser in (an unknown identifier gets an account).
-    public func verifyCode(_ id: UUID, binding: String, identifier: String, code: String, browser: BrowserPrincipal?, meta: RequestMeta)
+    public func verifyCode(
+        _ id: UUID, binding: String, identifier: String, code: String, browser: BrowserPrincipal?, meta: RequestMeta
+    )
         async throws -> (Outcome, cookie: String?)
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
         let (email, phone) = Self.identifier(identifier)
         return try await authenticated(flow, state) {
             try await OTPFlow(services: services).verify(
-                OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta, target: browserTarget(flow, browser))
+                OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta,
+                target: browserTarget(flow, browser))
         }
     }
 
@@ -123,7 +137,8 @@ extension AuthorizeFlow {
     }
 
     /// A provider's sign-in, started from the sign-in page, came back with this browser signed in.
-    public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord, isNew: Bool) async throws -> Outcome {
+    public func federated(_ id: UUID, binding: String, session: BrowserSessionRecord, user: UserRecord, isNew: Bool) async throws -> Outcome
+    {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
         return try await authenticated(flow, state, session: session, user: user, isNew: isNew)
     }
@@ -151,7 +166,9 @@ extension AuthorizeFlow {
     }
 
     /// The required-fields form: only the missing fields are taken, checked as a profile update is.
-    public func submitFields(_ id: UUID, binding: String, values: [String: String], browser: BrowserPrincipal?, meta: RequestMeta)
+    public func submitFields(
+        _ id: UUID, binding: String, values: [String: String], browser: BrowserPrincipal?, meta: RequestMeta
+    )
         async throws -> Outcome
     {
         let (flow, state, client) = try await load(id, binding: binding, step: .fields, browser: browser)

@@ -155,7 +155,8 @@ public struct AuthorizeFlow: Sendable {
 
     private func refuse(_ request: AuthorizationRequest, _ error: String, _ description: String) -> Outcome {
         .respond(
-            .error(error, description, redirectURI: request.redirectURI, mode: request.responseMode, state: request.state,
+            .error(
+                error, description, redirectURI: request.redirectURI, mode: request.responseMode, state: request.state,
                 issuer: services.tokens.issuer))
     }
 
@@ -178,13 +179,16 @@ public struct AuthorizeFlow: Sendable {
     // MARK: Steps
 
     func deny(_ flow: FlowRecord, _ state: State) async throws -> Outcome {
-        guard try await services.persistence.transaction({ try await $0.flows.consume(id: flow.id, at: services.clock.now()) }) != nil else {
+        guard try await services.persistence.transaction({ try await $0.flows.consume(id: flow.id, at: services.clock.now()) }) != nil
+        else {
             throw Self.gone
         }
         return refuse(state.request, "access_denied", "The user declined.")
     }
 
-    func authenticated(_ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord, isNew: Bool) async throws -> Outcome {
+    func authenticated(
+        _ flow: FlowRecord, _ state: State, session: BrowserSessionRecord, user: UserRecord, isNew: Bool
+    ) async throws -> Outcome {
         var next = state
         authenticate(&next, with: session, fresh: true)
         next.isNew = isNew ? true : nil
@@ -254,7 +258,9 @@ public struct AuthorizeFlow: Sendable {
     /// The flow, for this browser only. Past sign-in, the browser must still be signed in with the
     /// session that signed the flow in: a flow left on its terms page must not finish for whoever uses
     /// the browser after a sign-out (a verification link's flow has no browser session to match).
-    func load(_ id: UUID, binding: String, step: FlowStep? = nil, browser: BrowserPrincipal? = nil) async throws
+    func load(
+        _ id: UUID, binding: String, step: FlowStep? = nil, browser: BrowserPrincipal? = nil
+    ) async throws
         -> (FlowRecord, State, ClientRecord)
     {
         let now = services.clock.now()

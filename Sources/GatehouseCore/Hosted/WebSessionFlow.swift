@@ -68,7 +68,8 @@ public struct WebSessionFlow: Sendable {
         let authentication = Authentication(userID: userID, amr: data.amr, authTime: data.authTime)
         let start = try await services.persistence.transaction { stores in
             guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
-            return try await starter.start(authentication, client: client, target: .browser(.init(current: current)), meta: meta, stores: stores)
+            return try await starter.start(
+                authentication, client: client, target: .browser(.init(current: current)), meta: meta, stores: stores)
         }
         return (data.target, try start.get().browser().cookie)
     }
@@ -78,7 +79,8 @@ public struct WebSessionFlow: Sendable {
         let invalid = GatehouseError.validation(
             field: "redirect_to", code: .invalidValue,
             message: "Use a path on this server, one of the client's redirect URIs, or a URL under one of its allowed origins.")
-        guard raw.utf8.count <= 2048, !raw.contains("\\"), !raw.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+        guard raw.utf8.count <= 2048, !raw.contains("\\"), !raw.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
+        else {
             throw invalid
         }
         if raw.hasPrefix("/") {
@@ -88,7 +90,8 @@ public struct WebSessionFlow: Sendable {
         // Whatever passes must also be a URL the redirect can carry.
         guard URL(string: raw) != nil, raw.allSatisfy(\.isASCII) else { throw invalid }
         if client.redirectURIs.contains(raw) { return raw }
-        guard let components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+        guard let components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(),
+            scheme == "https" || scheme == "http",
             components.user == nil, components.password == nil, let host = components.host, !host.isEmpty
         else { throw invalid }
         let origin = "\(scheme)://\(host.lowercased())" + (components.port.map { ":\($0)" } ?? "")

@@ -41,7 +41,8 @@ public struct ConsoleAccess: Sendable {
         let token = Secrets.token(prefix: "gh_cs_")
         let session = try await persistence.transaction { stores -> ConsoleSessionRecord in
             guard let link = try await stores.console.consume(tokenHash: Secrets.sha256Hex(linkToken), kind: .link, at: now) else {
-                throw GatehouseError.unauthorized("This sign-in link is used, expired or unknown. Ask for a new one with gatehouse console link.", code: .invalidToken)
+                throw GatehouseError.unauthorized(
+                    "This sign-in link is used, expired or unknown. Ask for a new one with gatehouse console link.", code: .invalidToken)
             }
             let session = ConsoleSessionRecord(
                 tokenHash: Secrets.sha256Hex(token), kind: .session, operatorName: link.operatorName, createdAt: now,
@@ -58,7 +59,8 @@ public struct ConsoleAccess: Sendable {
     public func principal(sessionToken: String) async throws -> AdminPrincipal? {
         guard sessionToken.hasPrefix("gh_cs_"), sessionToken.utf8.count <= 100 else { return nil }
         let now = clock.now()
-        guard let session = try await persistence.read({ try await $0.console.findLive(tokenHash: Secrets.sha256Hex(sessionToken), at: now) })
+        guard
+            let session = try await persistence.read({ try await $0.console.findLive(tokenHash: Secrets.sha256Hex(sessionToken), at: now) })
         else { return nil }
         return AdminPrincipal(clientID: session.operatorName, scopes: [AdminScope.all], isConsole: true)
     }
@@ -67,8 +69,11 @@ public struct ConsoleAccess: Sendable {
     public func signOut(sessionToken: String, meta: RequestMeta) async throws {
         let now = clock.now()
         try await persistence.transaction { stores in
-            guard let session = try await stores.console.consume(tokenHash: Secrets.sha256Hex(sessionToken), kind: .session, at: now) else { return }
-            try await stores.audit.append(AdminActor(name: "console:" + session.operatorName, meta: meta).event("console.signed_out", at: now))
+            guard let session = try await stores.console.consume(tokenHash: Secrets.sha256Hex(sessionToken), kind: .session, at: now) else {
+                return
+            }
+            try await stores.audit.append(
+                AdminActor(name: "console:" + session.operatorName, meta: meta).event("console.signed_out", at: now))
         }
     }
 

@@ -44,7 +44,9 @@ public struct UserAdmin: Sendable {
         var result = ValidationResult()
         let email = draft.email.map { EmailAddress.validate($0, into: &result) }
         let phone = draft.phone.map { PhoneNumber.validate($0, into: &result) }
-        if email == nil && phone == nil { result.invalidate(field: "email", code: .required, message: "An email or a phone number is required.") }
+        if email == nil && phone == nil {
+            result.invalidate(field: "email", code: .required, message: "An email or a phone number is required.")
+        }
         if let profile = draft.profile { ProfileValidator().validate(profile, now: now, into: &result) }
         if let metadata = draft.appMetadata, !ProfileValidator.fits(appMetadata: metadata) {
             result.invalidate(field: "app_metadata", code: .tooLong, message: "app_metadata is limited to 16 KiB.")
@@ -180,7 +182,8 @@ public struct UserAdmin: Sendable {
     public func revokeSession(id: UUID, actor: AdminActor) async throws {
         let now = clock.now()
         try await persistence.transaction { stores in
-            guard let session = try await stores.sessions.find(id: id), try await stores.sessions.revoke(id: id, at: now, reason: .adminRevoked)
+            guard let session = try await stores.sessions.find(id: id),
+                try await stores.sessions.revoke(id: id, at: now, reason: .adminRevoked)
             else { throw GatehouseError.notFound("No live session with this id.") }
             try await stores.audit.append(actor.event("session.revoked", at: now, userID: session.userID, clientID: session.clientID))
         }
@@ -200,7 +203,8 @@ public struct UserAdmin: Sendable {
             let events = try await stores.audit.list(AuditQuery(userID: id, limit: 10_000))
             try await stores.audit.append(actor.event("user.exported", at: now, userID: id))
             return UserExport(
-                user: user, credentials: credentials, sessions: sessions, agreements: agreements, consents: consents, events: events, at: now)
+                user: user, credentials: credentials, sessions: sessions, agreements: agreements, consents: consents, events: events,
+                at: now)
         }
     }
 

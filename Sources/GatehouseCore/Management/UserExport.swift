@@ -123,7 +123,8 @@ public struct UserExport: Sendable, Encodable {
     }
 
     init(
-        user: UserRecord, credentials: [CredentialRecord], sessions: [SessionRecord], agreements: [AgreementRecord], consents: [ConsentRecord],
+        user: UserRecord, credentials: [CredentialRecord], sessions: [SessionRecord], agreements: [AgreementRecord],
+        consents: [ConsentRecord],
         events: [AuditEvent], at: Date
     ) {
         self.exportedAt = at
@@ -139,7 +140,8 @@ public struct UserExport: Sendable, Encodable {
         }
         self.sessions = sessions.map(Session.init)
         self.agreements = agreements.map {
-            Agreement(clientId: $0.clientID, platformVersion: $0.platformVersion, clientVersion: $0.clientVersion, acceptedAt: $0.acceptedAt)
+            Agreement(
+                clientId: $0.clientID, platformVersion: $0.platformVersion, clientVersion: $0.clientVersion, acceptedAt: $0.acceptedAt)
         }
         self.consents = consents.map { Consent(clientId: $0.clientID, clientName: nil, scopes: $0.scopes, grantedAt: $0.grantedAt) }
         self.auditEvents = events.map(Event.init)

@@ -148,7 +148,8 @@ public struct UserImport: Sendable {
             source = .plaintext(password)
         case (nil, .some(let hash)):
             guard hasher.accepts(hash) else {
-                throw RejectedLine(reason: "password_hash must be an Argon2id PHC string or a bcrypt hash, at most 4 times the server's hashing cost")
+                throw RejectedLine(
+                    reason: "password_hash must be an Argon2id PHC string or a bcrypt hash, at most 4 times the server's hashing cost")
             }
             source = .stored(hash)
         case (nil, nil):

@@ -123,14 +123,17 @@ public struct OutboxDelivery: Sendable {
             case .success:
                 try await services.persistence.transaction { try await $0.outbox.markSent(id: row.id, at: now) }
             case .failure(let failure):
-                let retryAt = (failure.permanent || row.attempts >= policy.maxAttempts) ? nil : now.addingTimeInterval(delay(after: row.attempts))
+                let retryAt =
+                    (failure.permanent || row.attempts >= policy.maxAttempts) ? nil : now.addingTimeInterval(delay(after: row.attempts))
                 try await services.persistence.transaction {
                     try await $0.outbox.markFailed(id: row.id, error: failure.description, retryAt: retryAt, at: now)
                 }
                 services.logger.warning(
                     "outbox delivery failed",
-                    metadata: ["id": "\(row.id)", "kind": "\(row.kind)", "attempt": "\(row.attempts)",
-                               "dead": "\(retryAt == nil)", "reason": "\(failure.reason.prefix(200))"])
+                    metadata: [
+                        "id": "\(row.id)", "kind": "\(row.kind)", "attempt": "\(row.attempts)",
+                        "dead": "\(retryAt == nil)", "reason": "\(failure.reason.prefix(200))",
+                    ])
             }
         } catch {
             // The lease runs out and the row is tried again: nothing is lost.

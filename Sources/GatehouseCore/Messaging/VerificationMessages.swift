@@ -34,7 +34,9 @@ public struct VerificationMessages: Sendable {
     }
 
     /// Tells the owner of an address that someone tried to sign up with it.
-    public func notifyExistingAccount(email: String, client: ClientRecord, meta: RequestMeta, stores: any Stores)
+    public func notifyExistingAccount(
+        email: String, client: ClientRecord, meta: RequestMeta, stores: any Stores
+    )
         async throws
     {
         try await enqueue(
@@ -43,7 +45,9 @@ public struct VerificationMessages: Sendable {
             stores: stores)
     }
 
-    func enqueue(kind: String, to recipient: String, locale: String?, variables: [String: String], stores: any Stores)
+    func enqueue(
+        kind: String, to recipient: String, locale: String?, variables: [String: String], stores: any Stores
+    )
         async throws
     {
         let payload = try JSONEncoder().encode(variables)

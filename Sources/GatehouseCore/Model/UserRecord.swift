@@ -24,7 +24,8 @@ public struct UserRecord: Sendable, Hashable {
 
     public init(
         id: UUID = UUID(), email: String?, emailVerified: Bool = false, phone: String? = nil,
-        phoneVerified: Bool = false, profile: Profile = Profile(), appMetadata: [String: JSONValue]? = nil, state: UserState = .active, createdAt: Date,
+        phoneVerified: Bool = false, profile: Profile = Profile(), appMetadata: [String: JSONValue]? = nil, state: UserState = .active,
+        createdAt: Date,
         updatedAt: Date? = nil, lastLoginAt: Date? = nil, hasPassword: Bool = false
     ) {
         self.id = id

@@ -99,7 +99,9 @@ public struct AuthorizationCodes: Sendable {
         let authentication = Authentication(
             userID: userID, amr: grant.amr, isNew: grant.isNew ?? false, credentialID: grant.credentialID, authTime: grant.hosted?.authTime)
         let target = SessionTarget.app(
-            .init(scopes: scopes, nonce: grant.hosted?.nonce, sessionID: Self.sessionID(of: code), browserSessionID: grant.hosted?.browserSessionID))
+            .init(
+                scopes: scopes, nonce: grant.hosted?.nonce, sessionID: Self.sessionID(of: code),
+                browserSessionID: grant.hosted?.browserSessionID))
         let (start, user) = try await services.persistence.transaction { stores -> (SessionStart, UserRecord) in
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
                 throw GatehouseError.invalidGrant("The account is not available.")
@@ -123,9 +125,11 @@ public struct AuthorizationCodes: Sendable {
         var bytes = Array(SHA256.hash(data: Data(("gatehouse.code-session:" + code).utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: custom
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     /// A used code of this client presented again: its session ends (no-op for a code never issued).

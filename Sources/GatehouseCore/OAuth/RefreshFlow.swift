@@ -33,7 +33,10 @@ public struct RefreshFlow: Sendable {
         // Validity is read on a reader, off the single writer; the writer transaction then does only the
         // atomic claim and the writes. A revocation that commits between the two is ordered after this
         // refresh: the new tokens die with the session, as every use checks that it is live.
-        guard let (record, session, userActive) = try await services.persistence.read({ try await $0.refreshTokens.findWithSession(hash: hash) })
+        guard
+            let (record, session, userActive) = try await services.persistence.read({
+                try await $0.refreshTokens.findWithSession(hash: hash)
+            })
         else { throw GatehouseError.invalidGrant("The refresh token is not valid.") }
         guard session.isLive(at: now) else { throw GatehouseError.invalidGrant("The session has ended.") }
         guard session.clientID == client.id else { throw GatehouseError.invalidGrant("The refresh token belongs to another client.") }

@@ -2,7 +2,7 @@ import NIOPosix
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fixed set of threads for CPU-heavy hashing, off the event loops and off Swift's cooperative pool,
@@ -47,7 +47,7 @@ public final class HashingPool: Sendable {
     /// microsecond against a hash of ~20 ms.
     private static func lowerPriorityOfCurrentThread() {
         #if os(Linux)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         #endif
     }
 

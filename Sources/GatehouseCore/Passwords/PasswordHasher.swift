@@ -57,7 +57,8 @@ public struct PasswordHasher: Sendable {
     static func isAffordable(_ stored: Argon2Parameters, policy: Argon2Parameters) -> Bool {
         let floor = Argon2Parameters.owaspDefault
         let budgetMemory = UInt64(max(policy.memoryKiB, floor.memoryKiB)) * costFactor
-        let budgetWork = max(UInt64(policy.memoryKiB) * UInt64(policy.iterations), UInt64(floor.memoryKiB) * UInt64(floor.iterations))
+        let budgetWork =
+            max(UInt64(policy.memoryKiB) * UInt64(policy.iterations), UInt64(floor.memoryKiB) * UInt64(floor.iterations))
             * costFactor
         return UInt64(stored.memoryKiB) <= budgetMemory && UInt64(stored.memoryKiB) * UInt64(stored.iterations) <= budgetWork
             && stored.parallelism <= 16

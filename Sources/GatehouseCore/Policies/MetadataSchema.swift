@@ -116,7 +116,9 @@ public struct MetadataSchema: Sendable, Hashable {
                     result.invalidate(field: field, code: .tooLong, message: "Give at most \(Int(max)) items.")
                 }
                 if let itemSchema = rules["items"] {
-                    for (index, item) in items.enumerated() { validate(item, against: itemSchema, field: "\(field)[\(index)]", into: &result) }
+                    for (index, item) in items.enumerated() {
+                        validate(item, against: itemSchema, field: "\(field)[\(index)]", into: &result)
+                    }
                 }
             case .object(let members):
                 if case .array(let required)? = rules["required"] {
@@ -140,11 +142,12 @@ public struct MetadataSchema: Sendable, Hashable {
     }
 
     private static func matches(_ value: JSONValue, _ type: JSONValue) -> Bool {
-        let names: [String] = switch type {
-        case .string(let name): [name]
-        case .array(let list): list.compactMap { if case .string(let name) = $0 { name } else { nil } }
-        default: []
-        }
+        let names: [String] =
+            switch type {
+            case .string(let name): [name]
+            case .array(let list): list.compactMap { if case .string(let name) = $0 { name } else { nil } }
+            default: []
+            }
         return names.contains { name in
             switch (name, value) {
             case ("object", .object), ("array", .array), ("string", .string), ("number", .number), ("boolean", .bool), ("null", .null): true

@@ -30,7 +30,8 @@ public struct ProfileValidator: Sendable {
             }
         }
         if let birthdate = profile.birthdate, !Self.isPastDate(birthdate, now: now) {
-            result.invalidate(field: "profile.birthdate", code: .invalidFormat, message: "Use a date from 1850-01-01 up to today, YYYY-MM-DD.")
+            result.invalidate(
+                field: "profile.birthdate", code: .invalidFormat, message: "Use a date from 1850-01-01 up to today, YYYY-MM-DD.")
         }
         if let locale = profile.locale, !Self.isLanguageTag(locale) {
             result.invalidate(field: "profile.locale", code: .invalidFormat, message: "Use a BCP 47 language tag such as en-GB.")

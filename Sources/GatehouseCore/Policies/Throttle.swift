@@ -53,7 +53,8 @@ public struct LoginThrottle: Sendable {
         if let gap = groups.firstIndex(of: ""), groups.count < 8 {
             // Expand "::" so that the first four groups are the real /64 prefix.
             let missing = 8 - groups.filter { !$0.isEmpty }.count
-            groups = Array(groups[..<gap]).filter { !$0.isEmpty } + Array(repeating: "0", count: missing)
+            groups =
+                Array(groups[..<gap]).filter { !$0.isEmpty } + Array(repeating: "0", count: missing)
                 + Array(groups[(gap + 1)...]).filter { !$0.isEmpty }
         }
         return groups.prefix(4).map { $0.lowercased() }.joined(separator: ":") + "::/64"
@@ -81,7 +82,9 @@ public struct LoginThrottle: Sendable {
     /// are ever checked. Past a limit it throws 429; call it inside a transaction, so that refusal
     /// rolls the counts back and a refused attempt is not a failure.
     public func begin(email: String, ip: String?, stores: any Stores, now: Date) async throws -> LoginAttempt {
-        var limits = [(Self.pairKey(email, ip: ip), policy.maxFailuresPerAccount), (Self.accountKey(email), policy.maxFailuresPerAccountTotal)]
+        var limits = [
+            (Self.pairKey(email, ip: ip), policy.maxFailuresPerAccount), (Self.accountKey(email), policy.maxFailuresPerAccountTotal),
+        ]
         if let ip { limits.append((Self.ipKey(ip), policy.maxFailuresPerIP)) }
         let counts = try await stores.attempts.recordFailures(keys: limits.map(\.0), now: now, window: policy.window)
         for (key, limit) in limits {

@@ -28,7 +28,9 @@ public struct FlowRunner: Sendable {
     }
 
     /// Signs a user in with `strategy` and answers with an app session's tokens.
-    public func signIn<S: CredentialStrategy>(with strategy: S, submission: S.Submission, request: SignInRequest)
+    public func signIn<S: CredentialStrategy>(
+        with strategy: S, submission: S.Submission, request: SignInRequest
+    )
         async throws -> TokenResponse
     {
         let client = try await services.clients.resolve(request.clientID)
@@ -44,7 +46,9 @@ public struct FlowRunner: Sendable {
     /// known), verification (or the same work for an unknown one), failure counting on the credential
     /// and the throttle, the account's state, then `target` through ``SessionStarter`` and the
     /// after-hook. The same path for every credential type.
-    public func signIn<S: CredentialStrategy>(with strategy: S, submission: S.Submission, request: SignInRequest, target: SessionTarget)
+    public func signIn<S: CredentialStrategy>(
+        with strategy: S, submission: S.Submission, request: SignInRequest, target: SessionTarget
+    )
         async throws -> SignedIn
     {
         let client = try await services.clients.resolve(request.clientID)
@@ -98,7 +102,8 @@ public struct FlowRunner: Sendable {
         let removal = HookEvent(
             point: .authenticatorRemoval, clientID: client.id, method: strategy.type.rawValue, identifier: shown,
             userID: credential.userID, meta: meta)
-        let reserved: Int? = if let limit { try await reserveAttempt(on: credential, limit: limit, now: now, removal: removal) } else { nil }
+        let reserved: Int? =
+            if let limit { try await reserveAttempt(on: credential, limit: limit, now: now, removal: removal) } else { nil }
         let verification = try await givingBackWhenBusy(attempt) { try await strategy.verify(submission, against: credential) }
         guard case .verified(let upgradedConfig) = verification else {
             // The throttle counted this attempt already; the credential keeps its own count too.
@@ -116,7 +121,9 @@ public struct FlowRunner: Sendable {
             }
         } catch {
             // The secret was right: a counted attempt is not a failure.
-            if reserved != nil { _ = try? await services.persistence.transaction { try await $0.credentials.resetFailures(id: credential.id) } }
+            if reserved != nil {
+                _ = try? await services.persistence.transaction { try await $0.credentials.resetFailures(id: credential.id) }
+            }
             throw error
         }
 
@@ -174,7 +181,9 @@ public struct FlowRunner: Sendable {
 
     /// A counted attempt failed: its failure stays counted; the last allowed one deletes the credential
     /// and ends every session started with it.
-    private func rejectLimited(_ credential: CredentialRecord, limit: Int, reserved: Int, now: Date, removal: HookEvent) async throws -> Never {
+    private func rejectLimited(
+        _ credential: CredentialRecord, limit: Int, reserved: Int, now: Date, removal: HookEvent
+    ) async throws -> Never {
         let exhausted = reserved >= limit
         if exhausted { try await remove(credential, now: now, removal: removal) }
         await services.audit(
@@ -184,7 +193,8 @@ public struct FlowRunner: Sendable {
                 account: removal.identifier.map(AuditEvent.account(of:)), meta: removal.meta))
         let counts = FailureCounts(max: limit, previous: reserved)
         services.logger.info(
-            "credential rejected", metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
+            "credential rejected",
+            metadata: ["credential": "\(credential.id)", "failures": "\(reserved)/\(limit)", "removed": "\(exhausted)"])
         throw exhausted ? GatehouseError.deviceDeregistered(counts) : GatehouseError.authenticatorRejected(counts)
     }
 
@@ -273,7 +283,9 @@ extension FlowRunner {
     }
 
     /// Moves the flow to its next step; only one caller moves it from a given step.
-    public func advance(_ flow: FlowRecord, to next: FlowStep, userID: UUID? = nil, data: String? = nil) async throws
+    public func advance(
+        _ flow: FlowRecord, to next: FlowStep, userID: UUID? = nil, data: String? = nil
+    ) async throws
         -> FlowRecord
     {
         let now = services.clock.now()

@@ -35,7 +35,9 @@ public struct Housekeeping: Sendable {
             var total = 0
             while true {
                 let limit = batch
-                let count = try await services.persistence.transaction { try await $0.housekeeping.purge(kind, before: before, limit: limit) }
+                let count = try await services.persistence.transaction {
+                    try await $0.housekeeping.purge(kind, before: before, limit: limit)
+                }
                 total += count
                 if count < limit { break }
                 await Task.yield()

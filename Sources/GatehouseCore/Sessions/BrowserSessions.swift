@@ -62,7 +62,9 @@ public struct BrowserSessions: Sendable {
     /// it), or kept as it is when an earlier sign-in stands in (`authTime`, a web session); another
     /// user's is ended and a new one begins. `cookieValue` is nil when the browser keeps its cookie.
     /// Only ``SessionStarter`` calls it.
-    func signedIn(userID: UUID, amr: [String], authTime: Date?, current: BrowserSessionRecord?, meta: RequestMeta, stores: any Stores)
+    func signedIn(
+        userID: UUID, amr: [String], authTime: Date?, current: BrowserSessionRecord?, meta: RequestMeta, stores: any Stores
+    )
         async throws -> (session: BrowserSessionRecord, cookieValue: String?)
     {
         let now = clock.now()

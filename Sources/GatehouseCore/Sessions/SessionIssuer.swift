@@ -9,7 +9,9 @@ public struct SessionIssuer: Sendable {
     let settings: CoreSettings
     let hooks: FlowHooks
 
-    public init(persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings, hooks: FlowHooks = FlowHooks()) {
+    public init(
+        persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings, hooks: FlowHooks = FlowHooks()
+    ) {
         self.persistence = persistence
         self.tokens = tokens
         self.clock = clock

@@ -8,7 +8,9 @@ public struct IdentifierStatusFlow: Sendable {
     public init(services: CoreServices) { self.services = services }
 
     /// Off by default per client (it tells who has an account); rate limited per IP when on.
-    public func identifierStatus(email: String?, phone: String?, clientID: String?, meta: RequestMeta) async throws
+    public func identifierStatus(
+        email: String?, phone: String?, clientID: String?, meta: RequestMeta
+    ) async throws
         -> IdentifierStatus
     {
         let client = try await services.clients.resolve(clientID)

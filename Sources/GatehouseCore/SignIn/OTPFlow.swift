@@ -101,7 +101,8 @@ public struct OTPFlow: Sendable {
         // The hook learns whose account it is when there is one; the lookup is skipped without hooks.
         let known = services.hooks.hasBeforeHooks ? try await services.persistence.read { try await identifier.findUser(in: $0) } : nil
         let changes = try await services.hooks.before(
-            HookEvent(point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, userID: known?.id, meta: meta))
+            HookEvent(
+                point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, userID: known?.id, meta: meta))
         let record = try await services.auditingCodeCheck(
             method: "\(identifier.channel.rawValue)_login", identifier: identifier.value, clientID: client.id, meta: meta
         ) { try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id) }

@@ -55,7 +55,9 @@ public struct RecoveryFlow: Sendable {
 
     /// `{email, code}` or `{token}`: a session whose `amr` holds `recovery`, so the password can be set
     /// without the old one for a few minutes.
-    public func verify(email raw: String?, code: String?, token: String?, clientID: String?, meta: RequestMeta) async throws
+    public func verify(
+        email raw: String?, code: String?, token: String?, clientID: String?, meta: RequestMeta
+    ) async throws
         -> TokenResponse
     {
         let record: OneTimeCodeRecord
@@ -65,7 +67,8 @@ public struct RecoveryFlow: Sendable {
             client = try await clients.resolve(record.clientID)
         } else if let raw, let code {
             client = try await clients.resolve(clientID)
-            try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
+            try await services.rateLimits.consume(
+                .codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
             let email = EmailAddress.normalize(raw)
             record = try await services.auditingCodeCheck(method: "email_recovery", identifier: email, clientID: client.id, meta: meta) {
                 try await codes.redeem(code: code, purpose: .recovery, identifier: email, clientID: client.id)
@@ -96,7 +99,8 @@ public struct RecoveryFlow: Sendable {
             return (
                 user,
                 try await starter.start(
-                    Authentication(userID: user.id, amr: [AuthenticationMethod.recovery]), client: client, target: .app(.init(scopes: scopes)),
+                    Authentication(userID: user.id, amr: [AuthenticationMethod.recovery]), client: client,
+                    target: .app(.init(scopes: scopes)),
                     meta: meta, stores: stores)
             )
         }
@@ -148,7 +152,8 @@ public struct RecoveryFlow: Sendable {
             }
         }
         await services.hooks.after(
-            HookEvent(point: .recovery, clientID: record.clientID, method: "email_link", identifier: user.email, userID: userID, meta: meta))
+            HookEvent(point: .recovery, clientID: record.clientID, method: "email_link", identifier: user.email, userID: userID, meta: meta)
+        )
         await services.hooks.after(changed)
     }
 }

@@ -10,7 +10,10 @@ public struct SessionStarter: Sendable {
     let policy: any AssurancePolicy
     let flowLifetime: TimeInterval
 
-    init(issuer: SessionIssuer, browserSessions: BrowserSessions, clock: any WallClock, policy: any AssurancePolicy, flowLifetime: TimeInterval) {
+    init(
+        issuer: SessionIssuer, browserSessions: BrowserSessions, clock: any WallClock, policy: any AssurancePolicy,
+        flowLifetime: TimeInterval
+    ) {
         self.issuer = issuer
         self.browserSessions = browserSessions
         self.clock = clock

@@ -39,7 +39,9 @@ public struct SignupFlow: Sendable {
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
         let changes = try await services.hooks.before(
-            HookEvent(point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile, meta: meta))
+            HookEvent(
+                point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile,
+                meta: meta))
         if let changed = changes.profile {
             profile.merge(changed)
             try ProfileValidator.requireValid(profile, now: now)
@@ -77,7 +79,8 @@ public struct SignupFlow: Sendable {
                 }
                 return .started(
                     try await starter.start(
-                        Authentication(userID: user.id, amr: services.password.amr, isNew: true), client: client, target: target, meta: meta,
+                        Authentication(userID: user.id, amr: services.password.amr, isNew: true), client: client, target: target,
+                        meta: meta,
                         stores: stores))
             }
         } catch StoreError.conflict {
@@ -102,7 +105,9 @@ public struct SignupFlow: Sendable {
     /// With enumeration protection on and verification required, the answer for a taken address is the
     /// same 201 as for a new one, and the owner is told by mail. When verification is off a new account
     /// is signed in at once, so the difference cannot be hidden and the answer is 409.
-    private func alreadyRegistered(email: String, profile: Profile, client: ClientRecord, meta: RequestMeta, now: Date)
+    private func alreadyRegistered(
+        email: String, profile: Profile, client: ClientRecord, meta: RequestMeta, now: Date
+    )
         async throws
         -> Outcome
     {
@@ -128,7 +133,9 @@ public struct SignupFlow: Sendable {
         } catch let error as GatehouseError where error.category == .rateLimited {}
     }
 
-    private func validateRedirect(_ request: SignupRequest, client: ClientRecord, into result: inout ValidationResult)
+    private func validateRedirect(
+        _ request: SignupRequest, client: ClientRecord, into result: inout ValidationResult
+    )
         throws -> PKCEChallenge?
     {
         if let redirect = request.redirectTo, !client.redirectURIs.contains(redirect) {

@@ -130,7 +130,8 @@ struct SocialAccounts: Sendable {
             let start = try await starter.start(
                 Authentication(userID: user.id, amr: [AuthenticationMethod.federated], isNew: isNew, credentialID: credentialID),
                 client: client, target: target, meta: meta, stores: stores)
-            let event = HookEvent(point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, userID: user.id, meta: meta)
+            let event = HookEvent(
+                point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, userID: user.id, meta: meta)
             // A sign-in waiting for its second factor has not signed in yet; a new account exists all the same.
             if start.isStarted {
                 try await stores.users.recordLogin(id: user.id, at: now)

@@ -47,7 +47,8 @@ public struct SocialSignInFlow: Sendable {
         let claims = try await verify(request, provider: provider, client: client)
         let signedIn = try await SocialAccounts(services: services).signIn(
             claims: claims, provider: provider, client: client, givenName: request.givenName, familyName: request.familyName,
-            acceptTerms: request.acceptTerms, meta: request.meta, target: .app(.init(scopes: SessionIssuer.grant(requested: nil, client: client))))
+            acceptTerms: request.acceptTerms, meta: request.meta,
+            target: .app(.init(scopes: SessionIssuer.grant(requested: nil, client: client))))
         let started = try signedIn.started.app()
         return try await services.issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: signedIn.user, isNew: signedIn.isNew)
@@ -64,7 +65,8 @@ public struct SocialSignInFlow: Sendable {
                 result.invalidate(field: "nonce", code: .required, message: "Send the raw nonce the provider's token was requested with.")
             }
             if !provider.issuesIDTokens {
-                result.invalidate(field: "id_token", code: .invalidFormat, message: "This provider issues no ID tokens: send its access_token.")
+                result.invalidate(
+                    field: "id_token", code: .invalidFormat, message: "This provider issues no ID tokens: send its access_token.")
             }
         case (.none, .some):
             if !provider.acceptsNativeAccessTokens {

@@ -36,7 +36,8 @@ public struct SocialWebFlow: Sendable {
     public func rememberFormPost(providerID: String, state: String?, appleUser: String?) async throws {
         guard let appleUser, let id = state.flatMap(UUID.init(uuidString:)) else { return }
         let now = services.clock.now()
-        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .social, flow.isOpen(at: now),
+        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .social,
+            flow.isOpen(at: now),
             flow.step == .started, var data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }),
             data.provider == providerID
         else { return }
@@ -99,7 +100,8 @@ public struct SocialWebFlow: Sendable {
     }
 
     private func begin(
-        provider: SocialProvider, client: ClientRecord, redirectTo: String, pkce: PKCEChallenge?, state: String?, data: FlowData, meta: RequestMeta
+        provider: SocialProvider, client: ClientRecord, redirectTo: String, pkce: PKCEChallenge?, state: String?, data: FlowData,
+        meta: RequestMeta
     ) async throws -> Started {
         let now = services.clock.now()
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
@@ -118,7 +120,8 @@ public struct SocialWebFlow: Sendable {
         var query = components.queryItems ?? []
         query += [
             URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: provider.webClientID),
-            URLQueryItem(name: "redirect_uri", value: callbackURL(provider)), URLQueryItem(name: "state", value: flow.id.uuidString.lowercased()),
+            URLQueryItem(name: "redirect_uri", value: callbackURL(provider)),
+            URLQueryItem(name: "state", value: flow.id.uuidString.lowercased()),
         ]
         if !provider.scopes.isEmpty { query.append(URLQueryItem(name: "scope", value: provider.scopes.joined(separator: " "))) }
         if provider.issuesIDTokens { query.append(URLQueryItem(name: "nonce", value: nonce)) }
@@ -190,14 +193,17 @@ public struct SocialWebFlow: Sendable {
         guard try await services.persistence.transaction({ try await $0.flows.consume(id: flowID, at: now) }) != nil else {
             throw GatehouseError.flowExpired
         }
-        if let hosted = data.hostedFlow { return try await hostedCallback(hosted, flow: flow, providerID: providerID, data: data, callback) }
+        if let hosted = data.hostedFlow {
+            return try await hostedCallback(hosted, flow: flow, providerID: providerID, data: data, callback)
+        }
         func back(_ items: [(String, String)]) throws -> URL {
             try AuthorizationCodes.append(items + (flow.state.map { [("state", $0)] } ?? []), to: redirect)
         }
         let client = try await services.clients.resolve(flow.clientID)
         do {
             if let error = callback.error {
-                services.logger.info("provider refused the sign-in", metadata: ["provider": "\(providerID)", "error": "\(error.prefix(64))"])
+                services.logger.info(
+                    "provider refused the sign-in", metadata: ["provider": "\(providerID)", "error": "\(error.prefix(64))"])
                 return .redirect(try back([("error", ErrorCode.accessDenied.rawValue)]))
             }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
@@ -217,7 +223,9 @@ public struct SocialWebFlow: Sendable {
 
     /// The hosted page's provider sign-in: the browser signs in and the authorize flow goes on; a
     /// failure goes back to the sign-in page, which says so.
-    private func hostedCallback(_ authorizeFlow: UUID, flow: FlowRecord, providerID: String, data: FlowData, _ callback: Callback) async throws
+    private func hostedCallback(
+        _ authorizeFlow: UUID, flow: FlowRecord, providerID: String, data: FlowData, _ callback: Callback
+    ) async throws
         -> Answer
     {
         let page = "/authorize/" + authorizeFlow.uuidString.lowercased()
@@ -226,7 +234,9 @@ public struct SocialWebFlow: Sendable {
         try await AuthorizeFlow(services: services).requireSignInPage(authorizeFlow, binding: binding)
         let client = try await services.clients.resolve(flow.clientID)
         do {
-            if callback.error != nil { return .redirect(try AuthorizationCodes.append([("error", ErrorCode.accessDenied.rawValue)], to: page)) }
+            if callback.error != nil {
+                return .redirect(try AuthorizationCodes.append([("error", ErrorCode.accessDenied.rawValue)], to: page))
+            }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
             let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
             let name = names(data, callback)
@@ -245,7 +255,9 @@ public struct SocialWebFlow: Sendable {
             let outcome = try await AuthorizeFlow(services: services).federated(
                 authorizeFlow, binding: binding, session: browser.session, user: signedIn.user, isNew: signedIn.isNew)
             return .hosted(outcome, cookie: browser.cookie)
-        } catch let error as GatehouseError where error.category != .internalFailure && error.code != .flowExpired && error.code != .csrfFailed {
+        } catch let error as GatehouseError
+            where error.category != .internalFailure && error.code != .flowExpired && error.code != .csrfFailed
+        {
             return .redirect(try AuthorizationCodes.append([("error", error.code.rawValue)], to: page))
         }
     }
@@ -255,7 +267,9 @@ public struct SocialWebFlow: Sendable {
     }
 
     /// Exchanges the provider's code and reads who the person is (the ID token, or the profile).
-    private func providerClaims(flow: FlowRecord, code: String?, provider: SocialProvider, client: ClientRecord, meta: RequestMeta)
+    private func providerClaims(
+        flow: FlowRecord, code: String?, provider: SocialProvider, client: ClientRecord, meta: RequestMeta
+    )
         async throws -> FederatedClaims
     {
         guard let code, !code.isEmpty, code.utf8.count <= 2048 else {
@@ -268,7 +282,8 @@ public struct SocialWebFlow: Sendable {
             guard let http = services.social.http, let tokenURL = endpoints.token else { throw IDTokenError.providerMisconfigured }
             let api = ProviderAPI(http: http)
             let tokens = try await api.exchange(
-                code: code, redirectURI: callbackURL(provider), verifier: provider.pkce ? providerVerifier(flow.id) : nil, provider: provider,
+                code: code, redirectURI: callbackURL(provider), verifier: provider.pkce ? providerVerifier(flow.id) : nil,
+                provider: provider,
                 tokenURL: tokenURL, now: now)
             // Facebook's web flow answers an access token (its ID tokens come from Limited Login).
             if provider.issuesIDTokens, provider.kind != .facebook {

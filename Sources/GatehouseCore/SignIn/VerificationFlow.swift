@@ -59,7 +59,8 @@ public struct VerificationFlow: Sendable {
         let known = services.hooks.hasBeforeHooks ? try await services.persistence.read { try await $0.users.find(email: email) } : nil
         try await services.hooks.before(
             HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, userID: known?.id, meta: meta))
-        let record = try await services.auditingCodeCheck(method: "email_verification", identifier: email, clientID: client.id, meta: meta) {
+        let record = try await services.auditingCodeCheck(method: "email_verification", identifier: email, clientID: client.id, meta: meta)
+        {
             try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
         }
         return try await signIn(record, client: client, meta: meta)
@@ -91,7 +92,8 @@ public struct VerificationFlow: Sendable {
             return .confirmed(email: user.email ?? "")
         }
         if let flow = try await AuthorizeFlow(services: services).continueLink(
-            user: user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn,
+            user: user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode],
+            isNew: firstSignIn,
             binding: binding)
         {
             return .continueFlow(flow)
@@ -100,7 +102,8 @@ public struct VerificationFlow: Sendable {
         let authentication = Authentication(userID: user.id, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn)
         let start = try await services.persistence.transaction { stores in
             try await starter.start(
-                authentication, client: client, target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)), meta: RequestMeta(),
+                authentication, client: client, target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)),
+                meta: RequestMeta(),
                 stores: stores)
         }
         return .redirect(try AuthorizationCodes.append(code: try start.get().code(), to: redirect))
@@ -123,7 +126,9 @@ public struct VerificationFlow: Sendable {
 
     /// The account, and whether this is its first sign-in: an account that had to verify its address
     /// before signing in meets its app here for the first time (`is_new`).
-    private func markVerified(_ record: OneTimeCodeRecord, method: String, meta: RequestMeta = RequestMeta()) async throws
+    private func markVerified(
+        _ record: OneTimeCodeRecord, method: String, meta: RequestMeta = RequestMeta()
+    ) async throws
         -> (UserRecord, firstSignIn: Bool)
     {
         let now = services.clock.now()

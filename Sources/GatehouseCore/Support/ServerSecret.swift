@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The server secret and the keys derived from it. Each use gets its own HKDF-derived key so that
@@ -105,8 +105,8 @@ public enum ServerSecretError: Error, CustomStringConvertible {
 /// `open(O_CREAT|O_EXCL, 0600)`, outside `ServerSecret`, whose own `open` would shadow the C function.
 private func openExclusive(_ path: String) -> Int32 {
     #if canImport(Glibc)
-    Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
     #else
-    Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
     #endif
 }

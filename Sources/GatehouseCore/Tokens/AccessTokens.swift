@@ -25,7 +25,8 @@ public struct AccessTokens: Sendable {
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         var claims = AccessTokenClaims(
-            iss: issuer, sub: subject, aud: Audience([audience] + resources.filter { $0 != audience }), exp: now + ttl, iat: now, jti: UUID().uuidString.lowercased(),
+            iss: issuer, sub: subject, aud: Audience([audience] + resources.filter { $0 != audience }), exp: now + ttl, iat: now,
+            jti: UUID().uuidString.lowercased(),
             clientID: clientID, scope: scope, sid: sessionID, amr: amr)
         claims.extra = extraClaims
         return try sign(claims, typ: "at+jwt")

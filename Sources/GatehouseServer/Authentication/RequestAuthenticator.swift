@@ -15,7 +15,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     let authenticators: [any RequestAuthenticator]
 
-    func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response
+    ) async throws -> Response {
         var context = context
         for authenticator in authenticators {
             if let identity = try await authenticator.authenticate(request) {

@@ -57,7 +57,8 @@ public struct GatehouseServer: Sendable {
                 services: services, renderer: templates, transports: transports)
             return GatehouseServer(
                 configuration: configuration, services: services, persistence: persistence, keys: keys,
-                hashingPool: pool, createdDefaultClient: created, templates: templates, consoleTemplates: consoleTemplates, delivery: delivery,
+                hashingPool: pool, createdDefaultClient: created, templates: templates, consoleTemplates: consoleTemplates,
+                delivery: delivery,
                 metrics: MetricsRegistry.shared)
         } catch {
             await persistence.shutdown()
@@ -101,7 +102,9 @@ public struct GatehouseServer: Sendable {
     /// SMTP and the SMS gateway when configured; the development outbox only when asked for
     /// (`--dev-outbox`). Without either, mail waits in the outbox (nothing is lost, nothing is sent)
     /// and sign-in by SMS is refused.
-    public static func transports(_ configuration: ServerConfiguration, logger: Logger) throws
+    public static func transports(
+        _ configuration: ServerConfiguration, logger: Logger
+    ) throws
         -> [OutboxMessage.Channel: any MessageTransport]
     {
         let development = DevelopmentOutbox(directory: configuration.outboxDir, from: configuration.mailFrom, logger: logger)
@@ -112,14 +115,16 @@ public struct GatehouseServer: Sendable {
                     metadata: ["outbox": "\(configuration.outboxDir)"])
             } else {
                 logger.error(
-                    "NO MAIL SERVER: mail (verification, recovery, codes) waits in the outbox and is NOT SENT until GATEHOUSE_SMTP_URL is set; --dev-outbox writes it to files for development")
+                    "NO MAIL SERVER: mail (verification, recovery, codes) waits in the outbox and is NOT SENT until GATEHOUSE_SMTP_URL is set; --dev-outbox writes it to files for development"
+                )
             }
         }
         if configuration.smsURL == nil {
             if configuration.devOutbox {
                 logger.warning("NO SMS GATEWAY: text messages go to the development outbox (--dev-outbox)")
             } else {
-                logger.warning("NO SMS GATEWAY: sign-in by SMS code is refused until GATEHOUSE_SMS_URL is set (or --dev-outbox in development)")
+                logger.warning(
+                    "NO SMS GATEWAY: sign-in by SMS code is refused until GATEHOUSE_SMS_URL is set (or --dev-outbox in development)")
             }
         }
         var transports: [OutboxMessage.Channel: any MessageTransport] =
@@ -142,18 +147,20 @@ public struct GatehouseServer: Sendable {
             backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
         }
         if configuration.cleanupInterval > 0 {
-            backgroundServices.append(CleanupService(
-                housekeeping: Housekeeping(services: services),
-                interval: .milliseconds(Int64(configuration.cleanupInterval * 1000)), logger: services.logger))
+            backgroundServices.append(
+                CleanupService(
+                    housekeeping: Housekeeping(services: services),
+                    interval: .milliseconds(Int64(configuration.cleanupInterval * 1000)), logger: services.logger))
         }
         Routes(server: self).register(on: router)
         return Application(
             router: router,
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [HeaderOverflowHandler()],
-                // A connection that sends nothing for this long is closed: idle keep-alives and stalled
-                // clients do not hold sockets for ever.
-                idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [HeaderOverflowHandler()],
+                    // A connection that sends nothing for this long is closed: idle keep-alives and stalled
+                    // clients do not hold sockets for ever.
+                    idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: backgroundServices,
             logger: services.logger)

@@ -48,7 +48,8 @@ struct ConsoleRoutes: Sendable {
         let html = templates.render(
             "enter", title: "Sign in to the console", operatorName: nil, csrf: secret.csrfToken(for: "console-enter:" + nonce),
             values: ["token": token])
-        let cookie = SetCookie(name: Self.enterCookie, value: nonce, path: "/admin/console", maxAge: 600, sameSite: .strict, secure: secureCookies)
+        let cookie = SetCookie(
+            name: Self.enterCookie, value: nonce, path: "/admin/console", maxAge: 600, sameSite: .strict, secure: secureCookies)
         return PageResponses.html(html, cookie: cookie.headerValue)
     }
 
@@ -63,7 +64,8 @@ struct ConsoleRoutes: Sendable {
         let session = SetCookie(
             name: ConsoleAuthenticator.cookie, value: entered.token, path: "/admin/console", maxAge: Int(ConsoleAccess.sessionLifetime),
             sameSite: .strict, secure: secureCookies)
-        let spent = SetCookie(name: Self.enterCookie, value: "", path: "/admin/console", maxAge: 0, sameSite: .strict, secure: secureCookies)
+        let spent = SetCookie(
+            name: Self.enterCookie, value: "", path: "/admin/console", maxAge: 0, sameSite: .strict, secure: secureCookies)
         response.headers[values: .setCookie] = [session.headerValue, spent.headerValue]
         return response
     }
@@ -71,8 +73,10 @@ struct ConsoleRoutes: Sendable {
     @Sendable func signOut(_ request: Request, context: AdminContext) async throws -> Response {
         let (token, _) = try await checkedForm(request, context)
         try await access.signOut(sessionToken: token, meta: context.meta)
-        let gone = SetCookie(name: ConsoleAuthenticator.cookie, value: "", path: "/admin/console", maxAge: 0, sameSite: .strict, secure: secureCookies)
-        let html = templates.render("message", title: "Signed out", operatorName: nil, csrf: nil, values: ["body": "The console session has ended."])
+        let gone = SetCookie(
+            name: ConsoleAuthenticator.cookie, value: "", path: "/admin/console", maxAge: 0, sameSite: .strict, secure: secureCookies)
+        let html = templates.render(
+            "message", title: "Signed out", operatorName: nil, csrf: nil, values: ["body": "The console session has ended."])
         return PageResponses.html(html, cookie: gone.headerValue)
     }
 
@@ -87,10 +91,14 @@ struct ConsoleRoutes: Sendable {
             ("sign_in.failed", "Failed sign-ins", "#9b1c1c"), ("refresh", "Token refreshes", "#6b4fbf"),
         ].map { name, label, colour in
             let counts = ConsoleChart.series(activity, name, days: Self.chartDays, now: now)
-            return ["label": label, "svg": ConsoleChart.bars(counts, label: label, colour: colour), "total": counts.reduce(0, +), "today": counts.last ?? 0]
+            return [
+                "label": label, "svg": ConsoleChart.bars(counts, label: label, colour: colour), "total": counts.reduce(0, +),
+                "today": counts.last ?? 0,
+            ]
         }
-        return page("overview", title: "Overview", nav: "Overview", context: context, request: request,
-                    values: ["charts": charts, "days": Self.chartDays, "users": total])
+        return page(
+            "overview", title: "Overview", nav: "Overview", context: context, request: request,
+            values: ["charts": charts, "days": Self.chartDays, "users": total])
     }
 
     @Sendable func usersPage(_ request: Request, context: AdminContext) async throws -> Response {
@@ -148,7 +156,8 @@ struct ConsoleRoutes: Sendable {
             "sessions": sessions.map { session -> [String: Any] in
                 [
                     "id": session.id.uuidString.lowercased(), "userID": id.uuidString.lowercased(), "client": session.clientID,
-                    "amr": session.amr.joined(separator: ", "), "userAgent": session.userAgent ?? "", "created": ConsoleTemplates.time(session.createdAt),
+                    "amr": session.amr.joined(separator: ", "), "userAgent": session.userAgent ?? "",
+                    "created": ConsoleTemplates.time(session.createdAt),
                     "lastUsed": ConsoleTemplates.time(session.lastUsedAt), "live": session.isLive(at: now),
                     "reason": session.revokeReason ?? (session.expiresAt <= now ? "expired" : ""), "csrf": csrf,
                 ]
@@ -242,11 +251,14 @@ struct ConsoleRoutes: Sendable {
         "rotated": "A new signing key is current.",
     ]
 
-    private func page(_ name: String, title: String, nav: String, context: AdminContext, request: Request, values: [String: Any]) -> Response {
+    private func page(
+        _ name: String, title: String, nav: String, context: AdminContext, request: Request, values: [String: Any]
+    ) -> Response {
         // A malformed query shows no notice rather than failing the page.
         let notice = (try? request.queryFields())?["done"].flatMap { Self.notices[String($0)] }
         let html = templates.render(
-            name, title: title, operatorName: context.admin.clientID, csrf: try? csrfToken(request), nav: nav, notice: notice, values: values)
+            name, title: title, operatorName: context.admin.clientID, csrf: try? csrfToken(request), nav: nav, notice: notice,
+            values: values)
         return PageResponses.html(html)
     }
 
@@ -269,7 +281,8 @@ struct ConsoleRoutes: Sendable {
         [
             "events": events.map { event -> [String: Any] in
                 var row: [String: Any] = [
-                    "at": ConsoleTemplates.time(event.at, seconds: true), "type": event.type, "client": event.clientID ?? "", "method": event.method ?? "",
+                    "at": ConsoleTemplates.time(event.at, seconds: true), "type": event.type, "client": event.clientID ?? "",
+                    "method": event.method ?? "",
                     "reason": event.reason ?? "", "actor": event.actor ?? "",
                 ]
                 if let user = event.userID?.uuidString.lowercased() {

@@ -24,7 +24,10 @@ struct ConsoleTemplates: Sendable {
     }
 
     /// `page` rendered (values escaped by Mustache) and set into the layout.
-    func render(_ page: String, title: String, operatorName: String?, csrf: String?, nav: String? = nil, notice: String? = nil, values: [String: Any])
+    func render(
+        _ page: String, title: String, operatorName: String?, csrf: String?, nav: String? = nil, notice: String? = nil,
+        values: [String: Any]
+    )
         -> String
     {
         var pageValues = values
@@ -41,7 +44,8 @@ struct ConsoleTemplates: Sendable {
     static func time(_ date: Date?, seconds: Bool = false) -> String {
         guard let date else { return "—" }
         let style = Date.VerbatimFormatStyle(
-            format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
+            format:
+                "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
             timeZone: TimeZone(identifier: "UTC")!, calendar: Calendar(identifier: .gregorian))
         let text = date.formatted(style)
         return seconds ? text : String(text.dropLast(3))

@@ -25,7 +25,8 @@ public struct TemplateCatalog: MessageRenderer {
         var strings: [String: [String: String]] = [:]
         for (name, text) in sources {
             if name.hasSuffix("/strings.json") {
-                strings[String(name.dropLast("/strings.json".count))] = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+                strings[String(name.dropLast("/strings.json".count))] = try JSONDecoder().decode(
+                    [String: String].self, from: Data(text.utf8))
             } else if name.hasSuffix(".mustache") {
                 do {
                     templates[String(name.dropLast(".mustache".count))] = try MustacheTemplate(string: text)
@@ -76,7 +77,9 @@ public struct TemplateCatalog: MessageRenderer {
         return Self.fallbackLanguage
     }
 
-    public func render(kind: String, channel: OutboxMessage.Channel, locale: String?, variables: [String: String]) throws
+    public func render(
+        kind: String, channel: OutboxMessage.Channel, locale: String?, variables: [String: String]
+    ) throws
         -> (subject: String?, text: String, html: String?)
     {
         let lang = language(for: locale)
@@ -104,7 +107,9 @@ public struct TemplateCatalog: MessageRenderer {
 
     /// A hosted sign-in page: `page.NAME` inside `page.hosted_layout`, with the page's strings
     /// (``hostedStrings(lang:values:)``, made once per page by the caller) as `s`.
-    func hostedPage(_ name: String, lang: String, title: String, values: [String: Any], strings: [String: String], branding: [String: Any]) -> String {
+    func hostedPage(
+        _ name: String, lang: String, title: String, values: [String: Any], strings: [String: String], branding: [String: Any]
+    ) -> String {
         var all = values
         all["s"] = strings
         all["lang"] = lang

@@ -51,7 +51,8 @@ enum SocialProvidersFile {
 
         enum CodingKeys: String, CodingKey {
             case id, type, issuer, scopes, pkce, claims
-            case clientIds = "client_ids", webClientId = "web_client_id", clientSecret = "client_secret", clientSecretEnv = "client_secret_env"
+            case clientIds = "client_ids", webClientId = "web_client_id", clientSecret = "client_secret", clientSecretEnv =
+                "client_secret_env"
             case jwksUri = "jwks_uri", authorizationEndpoint = "authorization_endpoint", tokenEndpoint = "token_endpoint"
             case userinfoEndpoint = "userinfo_endpoint", introspectionEndpoint = "introspection_endpoint", apiBase = "api_base"
             case appleTeamId = "apple_team_id", appleKeyId = "apple_key_id", applePrivateKeyFile = "apple_private_key_file"
@@ -74,7 +75,8 @@ enum SocialProvidersFile {
             }
             guard seen.insert(entry.id).inserted else { throw SocialProvidersError("provider \(entry.id) is listed twice") }
             guard let kind = SocialProvider.Kind(rawValue: entry.type) else {
-                throw SocialProvidersError("provider \(entry.id): type must be one of \(SocialProvider.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw SocialProvidersError(
+                    "provider \(entry.id): type must be one of \(SocialProvider.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             guard !entry.clientIds.isEmpty, entry.clientIds.allSatisfy({ !$0.isEmpty && $0.count <= 256 }) else {
                 throw SocialProvidersError("provider \(entry.id): client_ids lists the app's ids at the provider (at least one)")
@@ -84,14 +86,16 @@ enum SocialProvidersFile {
                 entry.introspectionEndpoint, entry.apiBase,
             ]
             for url in urls.compactMap({ $0 }) {
-                guard let parsed = URL(string: url), let host = parsed.host, parsed.scheme == "https" || (parsed.scheme == "http" && Loopback.contains(host))
+                guard let parsed = URL(string: url), let host = parsed.host,
+                    parsed.scheme == "https" || (parsed.scheme == "http" && Loopback.contains(host))
                 else { throw SocialProvidersError("provider \(entry.id): \(url) must be https (http only to this machine)") }
             }
             if kind == .oidc, entry.issuer == nil {
                 throw SocialProvidersError("provider \(entry.id): an oidc provider needs its issuer")
             }
             if kind == .oauth2, entry.authorizationEndpoint == nil || entry.tokenEndpoint == nil || entry.userinfoEndpoint == nil {
-                throw SocialProvidersError("provider \(entry.id): an oauth2 provider needs authorization_endpoint, token_endpoint and userinfo_endpoint")
+                throw SocialProvidersError(
+                    "provider \(entry.id): an oauth2 provider needs authorization_endpoint, token_endpoint and userinfo_endpoint")
             }
             var settings = SocialProvider.Settings(clientIDs: entry.clientIds)
             settings.webClientID = entry.webClientId
@@ -105,7 +109,8 @@ enum SocialProvidersFile {
             settings.pkce = entry.pkce
             if let claims = entry.claims {
                 if let unknown = claims.keys.sorted().first(where: { !claimKeys.contains($0) }) {
-                    throw SocialProvidersError("provider \(entry.id): unknown claim \(unknown) (use \(claimKeys.sorted().joined(separator: ", ")))")
+                    throw SocialProvidersError(
+                        "provider \(entry.id): unknown claim \(unknown) (use \(claimKeys.sorted().joined(separator: ", ")))")
                 }
                 var map = SocialProvider.ClaimMap()
                 map.subject = claims["subject"] ?? map.subject
@@ -126,7 +131,9 @@ enum SocialProvidersFile {
                 throw SocialProvidersError("provider \(entry.id): pkce cannot be turned off for a provider without ID tokens")
             }
             if (kind == .facebook || kind == .github || kind == .x), settings.clientSecret == nil {
-                throw SocialProvidersError("provider \(entry.id): \(kind.rawValue) needs client_secret or client_secret_env (its token checks and the web flow use it)")
+                throw SocialProvidersError(
+                    "provider \(entry.id): \(kind.rawValue) needs client_secret or client_secret_env (its token checks and the web flow use it)"
+                )
             }
             return SocialProvider.preset(kind, id: entry.id, settings: settings)
         }
@@ -147,7 +154,8 @@ enum SocialProvidersFile {
         let parts = [entry.appleTeamId, entry.appleKeyId, entry.applePrivateKeyFile]
         if parts.allSatisfy({ $0 == nil }) { return nil }
         guard kind == .apple, let team = entry.appleTeamId, let key = entry.appleKeyId, let file = entry.applePrivateKeyFile else {
-            throw SocialProvidersError("provider \(entry.id): apple_team_id, apple_key_id and apple_private_key_file go together, on an apple provider")
+            throw SocialProvidersError(
+                "provider \(entry.id): apple_team_id, apple_key_id and apple_private_key_file go together, on an apple provider")
         }
         guard let pem = FileManager.default.contents(atPath: file).map({ String(decoding: $0, as: UTF8.self) }), pem.contains("PRIVATE KEY")
         else { throw SocialProvidersError("provider \(entry.id): cannot read a private key from \(file)") }

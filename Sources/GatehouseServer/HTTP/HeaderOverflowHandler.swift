@@ -18,7 +18,8 @@ final class HeaderOverflowHandler: ChannelInboundHandler, RemovableChannelHandle
             status: 431, code: .headersTooLarge, title: "Request header fields too large",
             detail: "The request's header fields are over 80 KiB. Send fewer or shorter headers.")
         let body = (try? WireCoding.encoder().encode(problem)) ?? Data()
-        let head = "HTTP/1.1 431 Request Header Fields Too Large\r\n"
+        let head =
+            "HTTP/1.1 431 Request Header Fields Too Large\r\n"
             + "Content-Type: application/problem+json\r\n"
             + "Content-Length: \(body.count)\r\n"
             + "Cache-Control: no-store\r\n"

@@ -89,7 +89,9 @@ enum RequestDecoding {
             return .validation(field: path(context.codingPath, key), code: .required, message: "\(key.stringValue) is required.")
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             let field = path(context.codingPath)
-            return .validation(field: field.isEmpty ? nil : field, code: .invalidType, message: "\(field.isEmpty ? "The body" : field) has the wrong type.")
+            return .validation(
+                field: field.isEmpty ? nil : field, code: .invalidType, message: "\(field.isEmpty ? "The body" : field) has the wrong type."
+            )
         case .dataCorrupted(let context) where !context.codingPath.isEmpty:
             let field = path(context.codingPath)
             return .validation(field: field, code: .invalidValue, message: "\(field) has an invalid value.")

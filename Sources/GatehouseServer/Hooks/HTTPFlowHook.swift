@@ -20,11 +20,12 @@ struct HTTPFlowHook: FlowHook {
         guard hook.points?.contains(event.point) ?? true, hook.clients?.contains(event.clientID) ?? true else { return .allow }
         do {
             let verdict = try await call(event)
-            let outcome = switch verdict {
-            case .allow: "allow"
-            case .change: "change"
-            case .deny: "deny"
-            }
+            let outcome =
+                switch verdict {
+                case .allow: "allow"
+                case .change: "change"
+                case .deny: "deny"
+                }
             Counter(label: "gatehouse_hook_calls", dimensions: [("point", event.point.rawValue), ("outcome", outcome)]).increment()
             return verdict
         } catch {

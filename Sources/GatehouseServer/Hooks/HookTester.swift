@@ -11,7 +11,9 @@ public enum HookTester {
         public var verdict: String
     }
 
-    public static func run(_ file: HooksConfiguration, point: HookPoint, clientID: String, identifier: String, logger: Logger) async
+    public static func run(
+        _ file: HooksConfiguration, point: HookPoint, clientID: String, identifier: String, logger: Logger
+    ) async
         -> [Outcome]
     {
         let event = HookEvent(

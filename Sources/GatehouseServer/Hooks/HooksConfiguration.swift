@@ -34,7 +34,9 @@ public struct HooksConfiguration: Sendable {
     /// The longest a before-hook may be given: a sign-in waits for it.
     public static let maxTimeout: Duration = .seconds(10)
 
-    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws
         -> HooksConfiguration
     {
         guard let data = FileManager.default.contents(atPath: path) else { throw HooksConfigurationError("cannot read \(path)") }
@@ -87,13 +89,14 @@ public struct HooksConfiguration: Sendable {
                 throw HooksConfigurationError("hook \(url): timeout_ms must be 1…10000")
             }
             let points = try hook.points.map { names in
-                try Set(names.map { name in
-                    guard let point = HookPoint(rawValue: name), HookPoint.beforePoints.contains(point) else {
-                        throw HooksConfigurationError(
-                            "hook \(url): unknown point \(name); use \(HookPoint.beforePoints.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    return point
-                })
+                try Set(
+                    names.map { name in
+                        guard let point = HookPoint(rawValue: name), HookPoint.beforePoints.contains(point) else {
+                            throw HooksConfigurationError(
+                                "hook \(url): unknown point \(name); use \(HookPoint.beforePoints.map(\.rawValue).joined(separator: ", "))")
+                        }
+                        return point
+                    })
             }
             let policy = hook.onFailure ?? "deny"
             guard ["deny", "allow"].contains(policy) else { throw HooksConfigurationError("hook \(url): on_failure must be deny or allow") }
@@ -107,7 +110,8 @@ public struct HooksConfiguration: Sendable {
             let url = try check(webhook.url, what: "webhook")
             guard seen.insert(url).inserted else { throw HooksConfigurationError("webhook \(url) is listed twice") }
             if let events = webhook.events, let unknown = events.first(where: { !HookPoint.webhookTypes.contains($0) }) {
-                throw HooksConfigurationError("webhook \(url): unknown event \(unknown); use \(HookPoint.webhookTypes.joined(separator: ", "))")
+                throw HooksConfigurationError(
+                    "webhook \(url): unknown event \(unknown); use \(HookPoint.webhookTypes.joined(separator: ", "))")
             }
             let keys = try secrets(webhook.secrets, what: "webhook \(url)")
             guard !keys.isEmpty, keys.count <= 2 else {
@@ -115,7 +119,8 @@ public struct HooksConfiguration: Sendable {
             }
             webhooks.append(
                 Webhook(
-                    subscription: WebhookSubscription(url: url, events: webhook.events.map(Set.init), clients: webhook.clients.map(Set.init)),
+                    subscription: WebhookSubscription(
+                        url: url, events: webhook.events.map(Set.init), clients: webhook.clients.map(Set.init)),
                     secrets: keys))
         }
         let claims = Set(file.allowedClaims ?? [])

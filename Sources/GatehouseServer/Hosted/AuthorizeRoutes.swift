@@ -43,7 +43,8 @@ struct AuthorizeRoutes: Sendable {
             // A cross-site POST brings no SameSite=Lax cookie (no single sign-on, and a new flow binding
             // would replace the browser's): the same request as a top-level GET brings them.
             let fields = try await RequestDecoding.formFields(from: request)
-            return PageResponses.redirect(to: URL(string: "/oauth/authorize?" + FormEncoding.encode(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))!)
+            return PageResponses.redirect(
+                to: URL(string: "/oauth/authorize?" + FormEncoding.encode(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))!)
         }
         let parameters = try FormBody.fields(Array((request.uri.query ?? "").utf8))
         let lang = pages.language(uiLocales: parameters["ui_locales"], request: request)
@@ -55,7 +56,8 @@ struct AuthorizeRoutes: Sendable {
                 return try pages.respond(answer, lang: lang)
             case .show(let id):
                 // Set again even when the browser had it: its lifetime must outlast the new flow's.
-                return redirect(to: id, cookies: [FlowBindingCookie.make(value: binding, maxAge: max(flowLifetime, 3600), secure: secureCookies)])
+                return redirect(
+                    to: id, cookies: [FlowBindingCookie.make(value: binding, maxAge: max(flowLifetime, 3600), secure: secureCookies)])
             }
         } catch let untrusted as AuthorizationRequest.Untrusted {
             let redirectProblem = untrusted.detail.contains("redirect_uri")
@@ -74,7 +76,9 @@ struct AuthorizeRoutes: Sendable {
         let page = try await flow.page(id, binding: binding, browser: browser)
         let lang = pages.language(uiLocales: page.request.uiLocales, request: request)
         // A provider's sign-in that failed comes back here with its error code.
-        let error = (try request.queryFields())["error"].map { $0 == "identity_link_required" ? "error_identity_link_required" : "error_social" }
+        let error = (try request.queryFields())["error"].map {
+            $0 == "identity_link_required" ? "error_identity_link_required" : "error_social"
+        }
         return render(
             page, lang: lang, binding: binding, view: (try request.queryFields())["view"].map { String($0) }, error: error,
             status: error == nil ? .ok : .unauthorized)
@@ -104,14 +108,16 @@ struct AuthorizeRoutes: Sendable {
                     let page = try await flow.page(id, binding: binding, browser: browser)
                     return pages.page(
                         "check_mail", lang: language(page, request), client: page.client, titleKey: "check_mail_title",
-                        values: ["signin_url": "/authorize/\(id)"], texts: ["email": fields["email"] ?? ""], formTarget: page.request.redirectURI)
+                        values: ["signin_url": "/authorize/\(id)"], texts: ["email": fields["email"] ?? ""],
+                        formTarget: page.request.redirectURI)
                 }
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
             case "otp":
                 let identifier = fields["identifier"] ?? ""
                 _ = try await flow.sendCode(id, binding: binding, identifier: identifier, meta: meta)
                 let page = try await flow.page(id, binding: binding, browser: browser)
-                return render(page, lang: language(page, request), binding: binding, view: "otp_code", submitted: ["identifier": identifier])
+                return render(
+                    page, lang: language(page, request), binding: binding, view: "otp_code", submitted: ["identifier": identifier])
             case "otp-verify":
                 let (outcome, cookie) = try await flow.verifyCode(
                     id, binding: binding, identifier: fields["identifier"] ?? "", code: fields["code"] ?? "", browser: browser, meta: meta)
@@ -122,13 +128,20 @@ struct AuthorizeRoutes: Sendable {
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
             case "continue":
                 guard let browser else { return redirect(to: id) }
-                return try await finish(try await flow.continueAs(id, binding: binding, browser: browser), request: request, binding: binding)
+                return try await finish(
+                    try await flow.continueAs(id, binding: binding, browser: browser), request: request, binding: binding)
             case "terms":
-                return try await finish(try await flow.acceptTerms(id, binding: binding, accepted: fields["accept"] == "yes", browser: browser), request: request, binding: binding)
+                return try await finish(
+                    try await flow.acceptTerms(id, binding: binding, accepted: fields["accept"] == "yes", browser: browser),
+                    request: request, binding: binding)
             case "fields":
-                return try await finish(try await flow.submitFields(id, binding: binding, values: fields, browser: browser, meta: meta), request: request, binding: binding)
+                return try await finish(
+                    try await flow.submitFields(id, binding: binding, values: fields, browser: browser, meta: meta), request: request,
+                    binding: binding)
             case "consent":
-                return try await finish(try await flow.consent(id, binding: binding, allow: fields["decision"] == "allow", browser: browser), request: request, binding: binding)
+                return try await finish(
+                    try await flow.consent(id, binding: binding, allow: fields["decision"] == "allow", browser: browser), request: request,
+                    binding: binding)
             case "cancel":
                 return try await finish(try await flow.cancel(id, binding: binding), request: request, binding: binding)
             case "recovery":
@@ -176,7 +189,8 @@ struct AuthorizeRoutes: Sendable {
         }
     }
 
-    private func finish(_ outcome: AuthorizeFlow.Outcome, request: Request, binding: String, cookie: String? = nil) async throws -> Response {
+    private func finish(_ outcome: AuthorizeFlow.Outcome, request: Request, binding: String, cookie: String? = nil) async throws -> Response
+    {
         try pages.answer(outcome, request: request, browserCookie: cookie, sessionLifetime: sessionLifetime, secure: secureCookies)
     }
 
@@ -187,10 +201,12 @@ struct AuthorizeRoutes: Sendable {
         guard let binding = Cookies(request)[Self.bindingCookie] else { return expired(request) }
         let page = try await flow.page(id, binding: binding, browser: nil)
         guard page.flow.step == .started else { throw GatehouseError.flowExpired }
-        let started = try await socialWeb.startHosted(providerID: provider, authorizeFlowID: id, clientID: page.client.id, meta: context.meta)
+        let started = try await socialWeb.startHosted(
+            providerID: provider, authorizeFlowID: id, clientID: page.client.id, meta: context.meta)
         var response = PageResponses.redirect(to: started.providerURL)
         response.status = .found
-        response.headers[.setCookie] = SocialRoutes.cookie(provider: provider, flowID: started.flowID, value: started.browserToken, secure: secureCookies).headerValue
+        response.headers[.setCookie] =
+            SocialRoutes.cookie(provider: provider, flowID: started.flowID, value: started.browserToken, secure: secureCookies).headerValue
         return response
     }
 
@@ -352,7 +368,6 @@ struct AuthorizeRoutes: Sendable {
     private func binding(_ request: Request) -> (String, String?) {
         FlowBindingCookie.binding(request, maxAge: max(flowLifetime, 3600), secure: secureCookies)
     }
-
 
     private func redirect(to id: UUID, cookies: [String] = []) -> Response {
         var response = PageResponses.redirect(to: URL(string: "/authorize/\(id.uuidString.lowercased())")!)

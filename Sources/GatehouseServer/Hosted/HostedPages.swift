@@ -51,7 +51,10 @@ struct HostedPages: Sendable {
     }
 
     /// An error page: nothing proves where to send the browser, so it stays here.
-    func error(lang: String, client: ClientRecord? = nil, headingKey: String, detailKey: String, status: HTTPResponse.Status, cookies: [String] = [])
+    func error(
+        lang: String, client: ClientRecord? = nil, headingKey: String, detailKey: String, status: HTTPResponse.Status,
+        cookies: [String] = []
+    )
         -> Response
     {
         let strings = strings(lang: lang, client: client)
@@ -86,8 +89,11 @@ struct HostedPages: Sendable {
 
     /// Where a step of the hosted sign-in leads: the flow's next page, or the client's answer; with
     /// the browser's new session cookie when one began.
-    func answer(_ outcome: AuthorizeFlow.Outcome, request: Request, browserCookie: String?, sessionLifetime: Int, secure: Bool) throws -> Response {
-        let cookies = browserCookie.map { [BrowserSessionCookie.make(value: $0, maxAge: sessionLifetime, secure: secure).headerValue] } ?? []
+    func answer(
+        _ outcome: AuthorizeFlow.Outcome, request: Request, browserCookie: String?, sessionLifetime: Int, secure: Bool
+    ) throws -> Response {
+        let cookies =
+            browserCookie.map { [BrowserSessionCookie.make(value: $0, maxAge: sessionLifetime, secure: secure).headerValue] } ?? []
         switch outcome {
         case .show(let id):
             var response = PageResponses.redirect(to: URL(string: "/authorize/\(id.uuidString.lowercased())")!)
@@ -98,7 +104,9 @@ struct HostedPages: Sendable {
         }
     }
 
-    static func respond(_ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil) -> Response {
+    static func respond(
+        _ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil
+    ) -> Response {
         let csp =
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data: https:; "
             + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"

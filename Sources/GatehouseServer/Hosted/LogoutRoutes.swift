@@ -75,7 +75,8 @@ struct LogoutRoutes: Sendable {
         // Cleared only when the browser sent one: a request without it ended nothing.
         let cleared = cookie == nil ? [] : [BrowserSessionCookie.make(value: "", maxAge: 0, secure: secureCookies).headerValue]
         if let redirect = checked.redirect {
-            var response = PageResponses.redirect(to: try AuthorizationCodes.append(checked.state.map { [("state", $0)] } ?? [], to: redirect))
+            var response = PageResponses.redirect(
+                to: try AuthorizationCodes.append(checked.state.map { [("state", $0)] } ?? [], to: redirect))
             for value in cleared { response.headers.append(HTTPField(name: .setCookie, value: value)) }
             return response
         }
@@ -85,9 +86,10 @@ struct LogoutRoutes: Sendable {
     private func confirmation(_ parameters: [String: String], checked: Checked, lang: String, request: Request) -> Response {
         let (binding, setCookie) = FlowBindingCookie.binding(request, maxAge: 3600, secure: secureCookies)
         let cookies = setCookie.map { [$0] } ?? []
-        let hidden = ["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "ui_locales"].compactMap { name in
-            parameters[name].map { ["name": name, "value": $0] }
-        } + [["name": "confirm", "value": "yes"]]
+        let hidden =
+            ["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "ui_locales"].compactMap { name in
+                parameters[name].map { ["name": name, "value": $0] }
+            } + [["name": "confirm", "value": "yes"]]
         return pages.page(
             "logout", lang: lang, client: checked.client, titleKey: "logout_title",
             values: ["action": "/oauth/logout", "csrf": csrf(binding), "hidden": hidden], formTarget: checked.redirect, cookies: cookies)

@@ -15,12 +15,15 @@ struct UserInfoRoutes: Sendable {
     @Sendable func userInfo(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let scopes = context.principal.session.scopes
         guard scopes.contains("openid") else {
-            var response = try Responses.json(["error": "insufficient_scope", "error_description": "The token lacks the openid scope."], status: .forbidden, noStore: true)
+            var response = try Responses.json(
+                ["error": "insufficient_scope", "error_description": "The token lacks the openid scope."], status: .forbidden, noStore: true
+            )
             response.headers[.wwwAuthenticate] = #"Bearer error="insufficient_scope", scope="openid""#
             return response
         }
         return try Responses.json(
-            UserInfo(sub: context.principal.user.id.uuidString.lowercased(), claims: UserClaims(user: context.principal.user, scopes: scopes)),
+            UserInfo(
+                sub: context.principal.user.id.uuidString.lowercased(), claims: UserClaims(user: context.principal.user, scopes: scopes)),
             noStore: true)
     }
 
@@ -29,7 +32,9 @@ struct UserInfoRoutes: Sendable {
     }
 
     @Sendable func revokeConsent(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        guard let clientID = context.parameters.get("client_id"), !clientID.isEmpty else { throw GatehouseError.notFound("No such consent.") }
+        guard let clientID = context.parameters.get("client_id"), !clientID.isEmpty else {
+            throw GatehouseError.notFound("No such consent.")
+        }
         try await consents.revoke(context.principal, clientID: clientID)
         return Responses.noContent()
     }

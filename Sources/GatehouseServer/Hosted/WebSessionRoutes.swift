@@ -36,12 +36,16 @@ struct WebSessionRoutes: Sendable {
             var response = PageResponses.redirect(to: url)
             if let cookie {
                 response.headers.append(
-                    HTTPField(name: .setCookie, value: BrowserSessionCookie.make(value: cookie, maxAge: sessionLifetime, secure: secureCookies).headerValue))
+                    HTTPField(
+                        name: .setCookie,
+                        value: BrowserSessionCookie.make(value: cookie, maxAge: sessionLifetime, secure: secureCookies).headerValue))
             }
             return response
         } catch is WebSessionFlow.OtherUser {
             return pages.error(lang: lang, headingKey: "web_session_title", detailKey: "web_session_other_user", status: .conflict)
-        } catch let error as GatehouseError where error.category != .internalFailure && error.category != .unavailable && error.category != .rateLimited {
+        } catch let error as GatehouseError
+            where error.category != .internalFailure && error.category != .unavailable && error.category != .rateLimited
+        {
             return pages.error(lang: lang, headingKey: "web_session_title", detailKey: "web_session_failed", status: .gone)
         }
     }

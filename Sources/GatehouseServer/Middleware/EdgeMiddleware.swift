@@ -17,7 +17,9 @@ struct EdgeMiddleware: RouterMiddleware {
     let trustForwardedFor: Bool
     let cors: CORSPolicy
 
-    func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response
+    ) async throws -> Response {
         var context = context
         // Read once: `context.id` formats the logger's metadata value on every access.
         let requestID = context.id

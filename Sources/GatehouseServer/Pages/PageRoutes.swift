@@ -39,7 +39,9 @@ struct PageRoutes: Sendable {
         let html = catalog.page(
             "verify", lang: lang,
             values: ["title": catalog.string("verify_title", lang: lang), "token": String(token), "csrf": secret.csrfToken(for: nonce)])
-        let cookie = SetCookie(name: Self.verifyCookie, value: nonce, path: "/verify", maxAge: 3600, sameSite: .strict, secure: secureCookies).headerValue
+        let cookie = SetCookie(
+            name: Self.verifyCookie, value: nonce, path: "/verify", maxAge: 3600, sameSite: .strict, secure: secureCookies
+        ).headerValue
         return PageResponses.html(html, status: .ok, cookie: cookie)
     }
 
@@ -110,11 +112,14 @@ struct PageRoutes: Sendable {
         // Only when there is one: a boxed nil would render as the word "nil".
         if let error { values["error"] = error }
         let html = catalog.page("reset", lang: lang, values: values)
-        let cookie = SetCookie(name: Self.csrfCookie, value: nonce, path: "/reset", maxAge: 3600, sameSite: .strict, secure: secureCookies).headerValue
+        let cookie = SetCookie(name: Self.csrfCookie, value: nonce, path: "/reset", maxAge: 3600, sameSite: .strict, secure: secureCookies)
+            .headerValue
         return PageResponses.html(html, status: status, cookie: cookie)
     }
 
-    private func message(_ lang: String, title: String, body: String, values: [String: String] = [:], status: HTTPResponse.Status = .ok) -> Response {
+    private func message(
+        _ lang: String, title: String, body: String, values: [String: String] = [:], status: HTTPResponse.Status = .ok
+    ) -> Response {
         let html = catalog.page(
             "message", lang: lang,
             values: ["title": catalog.string(title, lang: lang), "body": catalog.string(body, lang: lang, values: values)])

@@ -49,7 +49,9 @@ extension AdminContext {
     var actor: AdminActor { .client(admin, meta: meta) }
 
     func pathID(_ name: String = "id") throws -> UUID {
-        guard let id = parameters.get(name).flatMap(UUID.init(uuidString:)) else { throw GatehouseError.notFound("No such \(name == "id" ? "user" : name).") }
+        guard let id = parameters.get(name).flatMap(UUID.init(uuidString:)) else {
+            throw GatehouseError.notFound("No such \(name == "id" ? "user" : name).")
+        }
         return id
     }
 }

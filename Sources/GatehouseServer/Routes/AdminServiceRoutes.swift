@@ -27,7 +27,8 @@ struct AdminServiceRoutes: Sendable {
 
     @Sendable func showClient(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireRead(AdminScope.clients)
-        return try Responses.json(ClientView(try await Self.mapped { try await clients.show(id: try Self.clientID(context)) }), noStore: true)
+        return try Responses.json(
+            ClientView(try await Self.mapped { try await clients.show(id: try Self.clientID(context)) }), noStore: true)
     }
 
     @Sendable func createClient(_ request: Request, context: AdminContext) async throws -> Response {
@@ -82,7 +83,8 @@ struct AdminServiceRoutes: Sendable {
         try context.requireWrite(AdminScope.keys)
         guard let kid = context.parameters.get("kid"), kid.count <= 200 else { throw GatehouseError.notFound("No such key.") }
         do {
-            return try Responses.json(AdminKeyRevoked(kid: kid, replaced: try await keys.revoke(kid: kid, actor: context.actor)), noStore: true)
+            return try Responses.json(
+                AdminKeyRevoked(kid: kid, replaced: try await keys.revoke(kid: kid, actor: context.actor)), noStore: true)
         } catch SigningKeysError.unknownKey {
             throw GatehouseError.notFound("No published key has this kid.")
         }

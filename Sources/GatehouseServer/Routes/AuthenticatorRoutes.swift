@@ -15,7 +15,8 @@ struct AuthenticatorRoutes: Sendable {
 
     @Sendable func register(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(AuthenticatorRegistration.self, from: request, context: context)
-        return try Responses.json(try await authenticators.register(context.principal, body, meta: context.meta), status: .created, noStore: true)
+        return try Responses.json(
+            try await authenticators.register(context.principal, body, meta: context.meta), status: .created, noStore: true)
     }
 
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {

@@ -29,7 +29,9 @@ struct OAuthRoutes: Sendable {
                 throw GatehouseError.badRequest("refresh_token is required.")
             }
             let client = try await client(request, form, requireExplicit: false)
-            return try Responses.json(try await refreshFlow.refresh(token: token, client: client, scope: form["scope"], resource: form["resource"], meta: context.meta), noStore: true)
+            return try Responses.json(
+                try await refreshFlow.refresh(
+                    token: token, client: client, scope: form["scope"], resource: form["resource"], meta: context.meta), noStore: true)
         case "authorization_code":
             guard let code = form["code"], !code.isEmpty else { throw GatehouseError.badRequest("code is required.") }
             let client = try await client(request, form, requireExplicit: false)
@@ -42,7 +44,8 @@ struct OAuthRoutes: Sendable {
         case "client_credentials":
             let credentials = try Self.credentials(request, form)
             let client = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
-            return try Responses.json(try await oauthFlows.clientCredentials(client: client, scope: form["scope"], resource: form["resource"]), noStore: true)
+            return try Responses.json(
+                try await oauthFlows.clientCredentials(client: client, scope: form["scope"], resource: form["resource"]), noStore: true)
         default:
             throw GatehouseError.unsupportedGrantType("grant_type \(grantType) is not supported.")
         }

@@ -14,8 +14,9 @@ struct Routes {
         // speak another shape (OAuth, pages) put their own renderer in front of it.
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware())
-        router.add(middleware: EdgeMiddleware(
-            trustForwardedFor: server.configuration.trustForwardedFor, cors: CORSPolicy(origins: services.allowedOrigins)))
+        router.add(
+            middleware: EdgeMiddleware(
+                trustForwardedFor: server.configuration.trustForwardedFor, cors: CORSPolicy(origins: services.allowedOrigins)))
         router.add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
 
         // Public JSON API: problem documents (the router-wide renderer; no second layer per request).
@@ -47,9 +48,11 @@ struct Routes {
 
         // The signed-in user's API: a user's bearer token, checked before the handler runs.
         let me = router.group("/v1")
-            .add(middleware: AuthenticationMiddleware(authenticators: [
-                BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
-            ]))
+            .add(
+                middleware: AuthenticationMiddleware(authenticators: [
+                    BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
+                ])
+            )
             .group(context: AuthenticatedContext.self)
         let account = MeRoutes(services: services)
         me.post("logout", use: account.logout)
@@ -77,9 +80,11 @@ struct Routes {
         // Operators' API: an admin credential (a client_credentials token with an admin scope), never a
         // user's session; each handler checks the scope its area needs.
         let admin = router.group("/admin/v1")
-            .add(middleware: AuthenticationMiddleware(authenticators: [
-                AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services))
-            ]))
+            .add(
+                middleware: AuthenticationMiddleware(authenticators: [
+                    AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services))
+                ])
+            )
             .group(context: AdminContext.self)
         let adminUsers = AdminUserRoutes(services: services)
         admin.get("users", use: adminUsers.search)
@@ -111,10 +116,13 @@ struct Routes {
             .add(middleware: ErrorMiddleware(renderer: ConsoleErrorRenderer(templates: server.consoleTemplates)))
         consolePublic.get("enter", use: consoleRoutes.enterPage)
         consolePublic.post("enter", use: consoleRoutes.enter)
-        let console = consolePublic
-            .add(middleware: AuthenticationMiddleware(authenticators: [
-                ConsoleAuthenticator(access: ConsoleAccess(persistence: services.persistence, clock: services.clock))
-            ]))
+        let console =
+            consolePublic
+            .add(
+                middleware: AuthenticationMiddleware(authenticators: [
+                    ConsoleAuthenticator(access: ConsoleAccess(persistence: services.persistence, clock: services.clock))
+                ])
+            )
             .group(context: AdminContext.self)
         console.get(use: consoleRoutes.overview)
         console.get("users", use: consoleRoutes.usersPage)
@@ -136,9 +144,11 @@ struct Routes {
 
         // OIDC userinfo: a user's bearer token, any of its scopes' claims.
         let userInfoGroup = router.group("/userinfo")
-            .add(middleware: AuthenticationMiddleware(authenticators: [
-                BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
-            ]))
+            .add(
+                middleware: AuthenticationMiddleware(authenticators: [
+                    BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
+                ])
+            )
             .group(context: AuthenticatedContext.self)
         userInfoGroup.get(use: userInfo.userInfo)
         userInfoGroup.post(use: userInfo.userInfo)

@@ -43,7 +43,8 @@ struct SocialRoutes: Sendable {
             meta: context.meta)
         var response = PageResponses.redirect(to: started.providerURL)
         response.status = .found
-        response.headers[.setCookie] = Self.cookie(provider: provider, flowID: started.flowID, value: started.browserToken, secure: secureCookies).headerValue
+        response.headers[.setCookie] =
+            Self.cookie(provider: provider, flowID: started.flowID, value: started.browserToken, secure: secureCookies).headerValue
         return response
     }
 
@@ -53,7 +54,9 @@ struct SocialRoutes: Sendable {
         let query = try request.queryFields()
         func value(_ name: String) -> String? { query[name] }
         let state = value("state")
-        let cookie = state.flatMap(UUID.init(uuidString:)).map { Self.cookie(provider: provider, flowID: $0, value: "", secure: secureCookies) }
+        let cookie = state.flatMap(UUID.init(uuidString:)).map {
+            Self.cookie(provider: provider, flowID: $0, value: "", secure: secureCookies)
+        }
         let cookies = Cookies(request)
         // A sign-in started on the hosted page goes on with this browser's authorize flow and session.
         let binding = cookies[FlowBindingCookie.name]
@@ -69,7 +72,8 @@ struct SocialRoutes: Sendable {
             response = PageResponses.redirect(to: url)
             response.status = .found
         case .hosted(let outcome, let session):
-            response = try pages.answer(outcome, request: request, browserCookie: session, sessionLifetime: sessionLifetime, secure: secureCookies)
+            response = try pages.answer(
+                outcome, request: request, browserCookie: session, sessionLifetime: sessionLifetime, secure: secureCookies)
         }
         if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie.expired().headerValue)) }
         return response

@@ -32,14 +32,16 @@ extension SQLPersistence {
     public func claimIssuer(_ issuer: String, now: Date, allowChange: Bool) async throws -> IssuerClaim {
         try await transactionOnDatabase { db in
             // Two first nodes starting at once: one insert wins, the other compares with it.
-            let inserted = try await db.raw(
-                """
-                INSERT INTO cluster_settings (name, value, updated_at) VALUES ('issuer', \(bind: issuer), \(bind: Columns.millis(now)))
-                ON CONFLICT (name) DO NOTHING RETURNING name
-                """
-            ).first() != nil
+            let inserted =
+                try await db.raw(
+                    """
+                    INSERT INTO cluster_settings (name, value, updated_at) VALUES ('issuer', \(bind: issuer), \(bind: Columns.millis(now)))
+                    ON CONFLICT (name) DO NOTHING RETURNING name
+                    """
+                ).first() != nil
             if inserted { return .recorded }
-            let recorded = try await db.raw("SELECT value FROM cluster_settings WHERE name = 'issuer'").first()
+            let recorded =
+                try await db.raw("SELECT value FROM cluster_settings WHERE name = 'issuer'").first()
                 .map { try $0.string("value") } ?? issuer
             if recorded == issuer { return .matched }
             guard allowChange else { throw IssuerMismatch(recorded: recorded, configured: issuer) }

@@ -30,7 +30,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         if loopback || allowPlaintextToRemote || mode == "verify-full" { return raw }
         guard mode == nil else {
             throw DatabaseURLError.invalid(
-                "sslmode=\(mode ?? "") to \(host) can be intercepted; use sslmode=verify-full (the default for hosts other than this machine), or set GATEHOUSE_DATABASE_INSECURE=1 on a network you trust")
+                "sslmode=\(mode ?? "") to \(host) can be intercepted; use sslmode=verify-full (the default for hosts other than this machine), or set GATEHOUSE_DATABASE_INSECURE=1 on a network you trust"
+            )
         }
         components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "sslmode", value: "verify-full")]
         return components.string ?? raw
@@ -51,6 +52,8 @@ public enum DatabaseURL: Sendable, Equatable, CustomStringConvertible {
 public enum DatabaseURLError: Error, CustomStringConvertible {
     case invalid(String)
     public var description: String {
-        switch self { case .invalid(let why): "invalid database URL: \(why)" }
+        switch self {
+        case .invalid(let why): "invalid database URL: \(why)"
+        }
     }
 }

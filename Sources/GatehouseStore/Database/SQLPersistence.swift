@@ -28,7 +28,9 @@ public final class SQLPersistence: Persistence {
 
     /// Opens the database and applies pending migrations (up to `migrateUpTo` when given: upgrade tests
     /// write data in an older schema, then open again with every migration).
-    public static func open(_ url: DatabaseURL, logger: Logger, readers: Int = 4, migrateUpTo: Int? = nil) async throws
+    public static func open(
+        _ url: DatabaseURL, logger: Logger, readers: Int = 4, migrateUpTo: Int? = nil
+    ) async throws
         -> SQLPersistence
     {
         let persistence: SQLPersistence
@@ -130,7 +132,9 @@ public final class SQLPersistence: Persistence {
     }
 
     /// One transaction: on SQLite through the writer's group-commit queue, on PostgreSQL on a pooled connection.
-    func transactionOnDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
+    func transactionOnDatabase<R: Sendable>(
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    )
         async throws -> R
     {
         switch backend {
@@ -143,7 +147,9 @@ public final class SQLPersistence: Persistence {
         }
     }
 
-    private func rawTransaction<R: Sendable>(_ db: any SQLDatabase, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R)
+    private func rawTransaction<R: Sendable>(
+        _ db: any SQLDatabase, _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
+    )
         async throws -> R
     {
         try await db.raw(SQLQueryString(dialect.begin)).run()

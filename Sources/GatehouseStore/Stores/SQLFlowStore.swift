@@ -29,15 +29,16 @@ struct SQLFlowStore: FlowStore {
 
     func advance(id: UUID, from step: FlowStep, to next: FlowStep, userID: UUID?, data: String?, at: Date) async throws -> Bool {
         let nowMs = Columns.millis(at)
-        return !(try await db.raw(
-            """
-            UPDATE flows SET step = \(bind: next.rawValue), user_id = COALESCE(\(bind: userID.map(Columns.id)), user_id),
-                data = COALESCE(\(bind: data), data), updated_at = \(bind: nowMs)
-            WHERE id = \(bind: Columns.id(id)) AND step = \(bind: step.rawValue) AND consumed_at IS NULL
-              AND expires_at > \(bind: nowMs)
-            RETURNING id
-            """
-        ).all().isEmpty)
+        return
+            !(try await db.raw(
+                """
+                UPDATE flows SET step = \(bind: next.rawValue), user_id = COALESCE(\(bind: userID.map(Columns.id)), user_id),
+                    data = COALESCE(\(bind: data), data), updated_at = \(bind: nowMs)
+                WHERE id = \(bind: Columns.id(id)) AND step = \(bind: step.rawValue) AND consumed_at IS NULL
+                  AND expires_at > \(bind: nowMs)
+                RETURNING id
+                """
+            ).all().isEmpty)
     }
 
     func consume(id: UUID, at: Date) async throws -> FlowRecord? {

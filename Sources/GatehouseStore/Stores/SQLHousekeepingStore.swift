@@ -11,13 +11,17 @@ struct SQLHousekeepingStore: HousekeepingStore {
         let query: SQLQueryString
         switch kind {
         case .attemptCounters:
-            query = "DELETE FROM attempt_counters WHERE counter_key IN (SELECT counter_key FROM attempt_counters WHERE window_start < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+            query =
+                "DELETE FROM attempt_counters WHERE counter_key IN (SELECT counter_key FROM attempt_counters WHERE window_start < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .oneTimeCodes:
-            query = "DELETE FROM one_time_codes WHERE id IN (SELECT id FROM one_time_codes WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+            query =
+                "DELETE FROM one_time_codes WHERE id IN (SELECT id FROM one_time_codes WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .flows:
-            query = "DELETE FROM flows WHERE id IN (SELECT id FROM flows WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+            query =
+                "DELETE FROM flows WHERE id IN (SELECT id FROM flows WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .refreshTokens:
-            query = "DELETE FROM refresh_tokens WHERE token_hash IN (SELECT token_hash FROM refresh_tokens WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+            query =
+                "DELETE FROM refresh_tokens WHERE token_hash IN (SELECT token_hash FROM refresh_tokens WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .sessions:
             // Their refresh tokens go with them (ON DELETE CASCADE on both databases).
             query = """
@@ -39,9 +43,11 @@ struct SQLHousekeepingStore: HousekeepingStore {
                     LIMIT \(unsafeRaw: String(limit))) RETURNING 1
                 """
         case .consoleSessions:
-            query = "DELETE FROM console_sessions WHERE id IN (SELECT id FROM console_sessions WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+            query =
+                "DELETE FROM console_sessions WHERE id IN (SELECT id FROM console_sessions WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .auditEvents:
-            query = "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+            query =
+                "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         }
         return try await db.raw(query).all().count
     }

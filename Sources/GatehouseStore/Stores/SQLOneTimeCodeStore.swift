@@ -32,7 +32,9 @@ struct SQLOneTimeCodeStore: OneTimeCodeStore {
         ).run()
     }
 
-    func findOpen(purpose: OneTimeCodeRecord.Purpose, identifier: String, clientID: String) async throws
+    func findOpen(
+        purpose: OneTimeCodeRecord.Purpose, identifier: String, clientID: String
+    ) async throws
         -> OneTimeCodeRecord?
     {
         try await db.raw(

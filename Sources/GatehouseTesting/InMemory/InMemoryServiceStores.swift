@@ -11,7 +11,11 @@ struct InMemorySigningKeyStore: SigningKeyStore {
     func listPublished(now: Date) async throws -> [SigningKeyRecord] {
         box.with { state in
             state.signingKeys.values.filter { $0.retiredAt == nil || ($0.publishUntil ?? .distantPast) > now }
-                .sorted { ($0.retiredAt == nil ? 0 : 1, -$0.createdAt.timeIntervalSince1970) < ($1.retiredAt == nil ? 0 : 1, -$1.createdAt.timeIntervalSince1970) }
+                .sorted {
+                    ($0.retiredAt == nil ? 0 : 1, -$0.createdAt.timeIntervalSince1970) < (
+                        $1.retiredAt == nil ? 0 : 1, -$1.createdAt.timeIntervalSince1970
+                    )
+                }
         }
     }
 
@@ -131,7 +135,8 @@ struct InMemoryOutboxStore: OutboxStore {
     func claimDue(now: Date, leaseUntil: Date, limit: Int, channels: Set<OutboxMessage.Channel>) async throws -> [OutboxMessage] {
         box.with { state in
             let due = state.outbox.values.filter {
-                channels.contains($0.channel) && (($0.status == .pending && $0.dueAt <= now) || ($0.status == .sending && ($0.leaseUntil ?? .distantFuture) <= now))
+                channels.contains($0.channel)
+                    && (($0.status == .pending && $0.dueAt <= now) || ($0.status == .sending && ($0.leaseUntil ?? .distantFuture) <= now))
             }.sorted { $0.dueAt < $1.dueAt }.prefix(limit)
             return due.map { message in
                 state.outbox[message.id]!.status = .sending
@@ -162,7 +167,10 @@ struct InMemoryOutboxStore: OutboxStore {
 
     func list(status: OutboxMessage.Status?, channel: OutboxMessage.Channel?, limit: Int) async throws -> [OutboxMessage] {
         box.with { state in
-            Array(state.outbox.values.filter { (status == nil || $0.status == status) && (channel == nil || $0.channel == channel) }.sorted { $0.createdAt > $1.createdAt }.prefix(limit))
+            Array(
+                state.outbox.values.filter { (status == nil || $0.status == status) && (channel == nil || $0.channel == channel) }.sorted {
+                    $0.createdAt > $1.createdAt
+                }.prefix(limit))
         }
     }
 
@@ -191,7 +199,6 @@ struct InMemoryAgreementStore: AgreementStore {
         box.with { $0.agreements[agreement.userID.uuidString + "/" + agreement.clientID] = agreement }
     }
 }
-
 
 struct InMemoryConsentStore: ConsentStore {
     let box: StateBox

@@ -206,7 +206,10 @@ struct InMemoryAuditStore: AuditStore {
                     && (query.clientID == nil || event.clientID == query.clientID)
                     && (query.account == nil || event.account == query.account)
                     && (query.since.map { event.at >= $0 } ?? true)
-                    && (query.newestFirst || query.after.map { event.at > $0.at || (event.at == $0.at && event.id.uuidString.lowercased() > $0.id.uuidString.lowercased()) } ?? true)
+                    && (query.newestFirst
+                        || query.after.map {
+                            event.at > $0.at || (event.at == $0.at && event.id.uuidString.lowercased() > $0.id.uuidString.lowercased())
+                        } ?? true)
             }
             let sorted = matching.sorted { ($0.at, $0.id.uuidString.lowercased()) < ($1.at, $1.id.uuidString.lowercased()) }
             return Array((query.newestFirst ? Array(sorted.reversed()) : sorted).prefix(query.limit))

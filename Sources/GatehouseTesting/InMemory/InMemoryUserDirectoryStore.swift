@@ -17,7 +17,9 @@ struct InMemoryUserDirectoryStore: UserDirectoryStore {
                 if let state = search.state, user.state != state { return false }
                 if let type = search.credentialType,
                     !s.credentials.values.contains(where: { $0.userID == user.id && $0.type.rawValue == type })
-                { return false }
+                {
+                    return false
+                }
                 if let date = search.createdAfter, user.createdAt < date { return false }
                 if let date = search.createdBefore, user.createdAt >= date { return false }
                 if let date = search.signedInAfter, (user.lastLoginAt.map { $0 < date } ?? true) { return false }

@@ -20,7 +20,8 @@ public struct CamouflagedPINKey: Codable, Sendable, Hashable {
 
     /// Creates a new key protected by `pin` (the PIN's policy is the caller's to check); returns the
     /// stored form and the key, whose public half is to be registered and which is then dropped.
-    public static func create(pin: String, parameters: Argon2Parameters) throws -> (stored: CamouflagedPINKey, key: P256.Signing.PrivateKey) {
+    public static func create(pin: String, parameters: Argon2Parameters) throws -> (stored: CamouflagedPINKey, key: P256.Signing.PrivateKey)
+    {
         var seed = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for i in seed.indices { seed[i] = generator.next() }

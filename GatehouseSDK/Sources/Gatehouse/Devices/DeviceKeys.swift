@@ -71,59 +71,59 @@ public struct SoftwareBiometricKeys: BiometricKeyProvider {
 }
 
 #if (canImport(LocalAuthentication) && canImport(CryptoKit) && (os(iOS) || os(macOS))) || GATEHOUSE_SECURITY_SHIM
-#if canImport(LocalAuthentication) && canImport(CryptoKit)
-import CryptoKit
-import LocalAuthentication
-#else
-// Linux type-check builds only (GATEHOUSE_SECURITY_SHIM): the same calls against stand-ins.
-import SecurityShim
-#endif
+    #if canImport(LocalAuthentication) && canImport(CryptoKit)
+        import CryptoKit
+        import LocalAuthentication
+    #else
+        // Linux type-check builds only (GATEHOUSE_SECURITY_SHIM): the same calls against stand-ins.
+        import SecurityShim
+    #endif
 
-/// Secure Enclave keys that sign only after Face ID or Touch ID (the current enrolment: a new
-/// fingerprint invalidates the key). The private key never leaves the enclave; the store keeps the
-/// enclave's encrypted handle.
-@available(iOS 13.0, macOS 10.15, tvOS 13.0, *)
-public struct SecureEnclaveBiometricKeys: BiometricKeyProvider {
-    public init() {}
+    /// Secure Enclave keys that sign only after Face ID or Touch ID (the current enrolment: a new
+    /// fingerprint invalidates the key). The private key never leaves the enclave; the store keeps the
+    /// enclave's encrypted handle.
+    @available(iOS 13.0, macOS 10.15, tvOS 13.0, *)
+    public struct SecureEnclaveBiometricKeys: BiometricKeyProvider {
+        public init() {}
 
-    public var isAvailable: Bool {
-        SecureEnclave.isAvailable && LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil)
-    }
-
-    public func makeKey() throws -> any DeviceKey {
-        var error: Unmanaged<CFError>?
-        guard
-            let access = SecAccessControlCreateWithFlags(
-                nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .biometryCurrentSet], &error)
-        else { throw error!.takeRetainedValue() as any Error }
-        return Enclave(try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
-    }
-
-    public func loadKey(_ stored: Data) throws -> any DeviceKey {
-        Enclave(try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: stored))
-    }
-
-    /// The enclave's encrypted handle and the public key's bytes: plain data, so Sendable everywhere.
-    struct Enclave: DeviceKey {
-        let blob: Data
-        let publicX963: Data
-
-        init(_ key: SecureEnclave.P256.Signing.PrivateKey) {
-            blob = key.dataRepresentation
-            publicX963 = key.publicKey.x963Representation
+        public var isAvailable: Bool {
+            SecureEnclave.isAvailable && LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil)
         }
 
-        var publicKey: P256.Signing.PublicKey {
-            // The enclave's own public key, in the representation it was read from.
-            try! P256.Signing.PublicKey(x963Representation: publicX963)
+        public func makeKey() throws -> any DeviceKey {
+            var error: Unmanaged<CFError>?
+            guard
+                let access = SecAccessControlCreateWithFlags(
+                    nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .biometryCurrentSet], &error)
+            else { throw error!.takeRetainedValue() as any Error }
+            return Enclave(try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
         }
-        var stored: Data { blob }
-        func sign(_ message: Data, reason: String) async throws -> Data {
-            let context = LAContext()
-            context.localizedReason = reason
-            let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob, authenticationContext: context)
-            return try key.signature(for: message).rawRepresentation
+
+        public func loadKey(_ stored: Data) throws -> any DeviceKey {
+            Enclave(try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: stored))
+        }
+
+        /// The enclave's encrypted handle and the public key's bytes: plain data, so Sendable everywhere.
+        struct Enclave: DeviceKey {
+            let blob: Data
+            let publicX963: Data
+
+            init(_ key: SecureEnclave.P256.Signing.PrivateKey) {
+                blob = key.dataRepresentation
+                publicX963 = key.publicKey.x963Representation
+            }
+
+            var publicKey: P256.Signing.PublicKey {
+                // The enclave's own public key, in the representation it was read from.
+                try! P256.Signing.PublicKey(x963Representation: publicX963)
+            }
+            var stored: Data { blob }
+            func sign(_ message: Data, reason: String) async throws -> Data {
+                let context = LAContext()
+                context.localizedReason = reason
+                let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob, authenticationContext: context)
+                return try key.signature(for: message).rawRepresentation
+            }
         }
     }
-}
 #endif

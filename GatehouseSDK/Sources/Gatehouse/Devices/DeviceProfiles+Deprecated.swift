@@ -12,7 +12,9 @@ extension DeviceProfiles {
     }
 
     /// The biometric or custom sign-in's old name.
-    @available(*, deprecated, renamed: "signIn(profile:authenticator:reason:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(profile:authenticator:reason:)", message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func authenticate(
         profile: UserProfile, authenticator: RegisteredAuthenticator? = nil, reason: String = "Sign in"
@@ -21,7 +23,10 @@ extension DeviceProfiles {
     }
 
     /// The delegate sign-in's old name.
-    @available(*, deprecated, renamed: "signIn(profile:authenticator:delegate:)", message: "Returns a SignInResult; its user is what this returned.")
+    @available(
+        *, deprecated, renamed: "signIn(profile:authenticator:delegate:)",
+        message: "Returns a SignInResult; its user is what this returned."
+    )
     @discardableResult
     public func authenticate(
         profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: any AuthenticationDelegate

@@ -40,7 +40,7 @@ public actor DeviceProfiles {
 
         static var platformBiometricKeys: any BiometricKeyProvider {
             #if canImport(LocalAuthentication) && canImport(CryptoKit) && (os(iOS) || os(macOS))
-            if #available(iOS 13.0, macOS 10.15, tvOS 13.0, *) { return SecureEnclaveBiometricKeys() }
+                if #available(iOS 13.0, macOS 10.15, tvOS 13.0, *) { return SecureEnclaveBiometricKeys() }
             #endif
             return SoftwareBiometricKeys()
         }
@@ -55,7 +55,8 @@ public actor DeviceProfiles {
     public init(client: AuthClient, configuration: Configuration = Configuration()) {
         self.client = client
         self.configuration = configuration
-        self.store = configuration.store
+        self.store =
+            configuration.store
             ?? Configuration.defaultStore(baseURL: client.configuration.baseURL, clientID: client.configuration.clientID)
     }
 
@@ -141,8 +142,10 @@ public actor DeviceProfiles {
         let info: AuthenticatorInfo = try await client.authorized(
             try client.http.json(client.http.request("POST", "/v1/me/authenticators"), body: body))
         let registered = RegisteredAuthenticator(id: info.id, type: type, customType: customType)
-        var profile = try await state().profiles.first { $0.userID == user.id.uuidString.lowercased() }
-            ?? UserProfile(id: UUID().uuidString.lowercased(), userID: user.id.uuidString.lowercased(), email: user.email, authenticators: [])
+        var profile =
+            try await state().profiles.first { $0.userID == user.id.uuidString.lowercased() }
+            ?? UserProfile(
+                id: UUID().uuidString.lowercased(), userID: user.id.uuidString.lowercased(), email: user.email, authenticators: [])
         profile.authenticators.append(registered)
         let saved = profile
         try await update { state in

@@ -38,19 +38,19 @@ public struct FileDeviceStore: DeviceStore {
 
 #if canImport(Security) || GATEHOUSE_SECURITY_SHIM
 
-/// The device state in the Keychain, this device only, after first unlock.
-public struct KeychainDeviceStore: DeviceStore {
-    let items: KeychainItem
+    /// The device state in the Keychain, this device only, after first unlock.
+    public struct KeychainDeviceStore: DeviceStore {
+        let items: KeychainItem
 
-    public init(service: String = "gatehouse", account: String = "device", accessGroup: String? = nil) {
-        items = KeychainItem(service: service, account: account, accessGroup: accessGroup)
+        public init(service: String = "gatehouse", account: String = "device", accessGroup: String? = nil) {
+            items = KeychainItem(service: service, account: account, accessGroup: accessGroup)
+        }
+
+        public func load() async throws -> DeviceState? {
+            try items.read().map { try JSONDecoder.gatehouse.decode(DeviceState.self, from: $0) }
+        }
+
+        public func save(_ state: DeviceState) async throws { try items.write(try JSONEncoder.gatehouse.encode(state)) }
+        public func clear() async throws { try items.delete() }
     }
-
-    public func load() async throws -> DeviceState? {
-        try items.read().map { try JSONDecoder.gatehouse.decode(DeviceState.self, from: $0) }
-    }
-
-    public func save(_ state: DeviceState) async throws { try items.write(try JSONEncoder.gatehouse.encode(state)) }
-    public func clear() async throws { try items.delete() }
-}
 #endif
