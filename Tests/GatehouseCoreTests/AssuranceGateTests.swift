@@ -16,7 +16,7 @@ struct AssuranceGateTests {
 
     /// Every sign-in method the harness can drive without a provider's network.
     enum Method: String, CaseIterable, CustomTestStringConvertible {
-        case password, signUp, mailCode, textCode, verificationCode, verificationLink, recovery
+        case password, signUp, mailCode, textCode, verificationCode, verificationLink, recovery, deviceAuthenticator, socialIDToken
         case hostedPassword, hostedCode, hostedSignUp, webSession
 
         var testDescription: String { rawValue }
@@ -24,7 +24,7 @@ struct AssuranceGateTests {
         /// What the method starts once the factor is in.
         var starts: KeyPath<StartedCounts, Int> {
             switch self {
-            case .password, .signUp, .mailCode, .textCode, .verificationCode, .recovery: \.appSessions
+            case .password, .signUp, .mailCode, .textCode, .verificationCode, .recovery, .deviceAuthenticator, .socialIDToken: \.appSessions
             case .hostedPassword, .hostedCode, .hostedSignUp, .webSession: \.browserSessions
             case .verificationLink: \.authorizationCodes
             }
@@ -34,23 +34,32 @@ struct AssuranceGateTests {
     @Test("A required second factor gates every sign-in method; completing it starts exactly one session", arguments: Method.allCases)
     func gate(_ method: Method) async throws {
         let policy = RequireTestFactor(clients: [])
-        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()])
+        let idp = TestIDTokenIssuer()
+        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
         defer { Task { await core.stop() } }
         try await core.createClient(
-            id: "app", redirectURIs: [Self.redirect], settings: ["email_verification=off", "methods=password,email_otp,sms_otp"])
+            id: "app", redirectURIs: [Self.redirect],
+            settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local"])
         try await core.createClient(id: "verified", redirectURIs: [Self.redirect])
         // An account made before the requirement was turned on, and an app session of it.
         guard
             case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
                 SignupRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
         else { Issue.record("the set-up sign-up did not sign in"); return }
+        // A device key registered before the requirement was turned on.
+        let device = P256.Signing.PrivateKey()
+        let deviceID = "dev_gate_test_1"
+        let authenticator = try await DeviceAuthenticatorsFlow(services: core.services).register(
+            try await Self.principal(existing, core: core),
+            AuthenticatorRegistration(type: .pin, deviceId: deviceID, publicKey: Base64URL.encode(device.publicKey.x963Representation)))
         policy.require(for: "app")
         policy.require(for: "verified")
 
         let before = core.persistence.startedCounts()
         let waiting: Waiting
         do {
-            waiting = try await firstFactor(method, core: core, existing: existing)
+            waiting = try await firstFactor(
+                method, core: core, existing: existing, device: (device, deviceID, authenticator.id), idp: idp)
         } catch let error as GatehouseError where error.code == .mfaRequired {
             let pending = try #require(error.pendingFlow)
             #expect(pending.factors == ["test"])
@@ -158,7 +167,11 @@ struct AssuranceGateTests {
 
     // MARK: The first factor of each method
 
-    private func firstFactor(_ method: Method, core: CoreHarness, existing: TokenResponse) async throws -> Waiting {
+    private func firstFactor(
+        _ method: Method, core: CoreHarness, existing: TokenResponse,
+        device: (key: P256.Signing.PrivateKey, id: String, authenticator: String),
+        idp: TestIDTokenIssuer
+    ) async throws -> Waiting {
         let services = core.services
         switch method {
         case .password:
@@ -224,13 +237,25 @@ struct AssuranceGateTests {
             let page = try await authorize.page(flow, binding: binding, browser: nil)
             #expect(page.flow.step == .secondFactor && page.factors == ["test"])
             return .hosted(flow)
+        case .deviceAuthenticator:
+            let flow = DeviceAuthenticationFlow(services: services)
+            let challenge = try await flow.challenge(
+                DeviceChallengeRequest(clientId: "app", authenticatorId: device.authenticator), meta: Self.meta)
+            let message = DeviceSignature.message(
+                challengeID: challenge.challengeId, challenge: challenge.challenge, clientID: "app", deviceID: device.id,
+                authenticatorID: device.authenticator)
+            let signature = Base64URL.encode(try device.key.signature(for: message).rawRepresentation)
+            _ = try await flow.authenticate(
+                DeviceAuthenticationRequest(clientId: "app", challengeId: challenge.challengeId, signature: signature), meta: Self.meta)
+        case .socialIDToken:
+            let nonce = "n-" + UUID().uuidString
+            let token = try idp.token(
+                idp.claims(subject: "s-1", audience: "gate-app", nonce: nonce, email: "ida@example.com", now: core.clock.now()))
+            _ = try await SocialSignInFlow(services: services).signIn(
+                .init(providerID: "local", idToken: token, nonce: nonce, clientID: "app", meta: Self.meta))
         case .webSession:
-            let claims = try await services.tokens.verify(existing.accessToken)
-            let sid = try #require(UUID(uuidString: claims.sid))
-            let session = try #require(try await core.persistence.read { try await $0.sessions.find(id: sid) })
-            let user = try #require(try await core.persistence.read { try await $0.users.find(id: session.userID) })
             let web = WebSessionFlow(services: services)
-            let url = try await web.create(Principal(claims: claims, session: session, user: user), redirectTo: nil, meta: Self.meta)
+            let url = try await web.create(try await Self.principal(existing, core: core), redirectTo: nil, meta: Self.meta)
             let token = try #require(URLComponents(string: url.url)?.queryItems?.first { $0.name == "token" }?.value)
             _ = try await web.open(token: token, current: nil, meta: Self.meta)
         }
@@ -238,6 +263,31 @@ struct AssuranceGateTests {
     }
 
     static let binding = "gh_flow_test"
+
+    /// The principal of an app session, as the bearer authenticator makes it.
+    static func principal(_ tokens: TokenResponse, core: CoreHarness) async throws -> Principal {
+        let claims = try await core.services.tokens.verify(tokens.accessToken)
+        let sid = try #require(UUID(uuidString: claims.sid))
+        let session = try #require(try await core.persistence.read { try await $0.sessions.find(id: sid) })
+        let user = try #require(try await core.persistence.read { try await $0.users.find(id: session.userID) })
+        return Principal(claims: claims, session: session, user: user)
+    }
+
+    /// An OpenID provider whose keys come from memory (the `FederationHTTP` port), not the network.
+    static func social(_ idp: TestIDTokenIssuer) -> SocialFederation {
+        let jwksURI = "https://idp.test/jwks"
+        let provider = SocialProvider(id: "local", kind: .oidc, issuers: [idp.issuer], jwksURI: jwksURI, clientIDs: ["gate-app"])
+        return SocialFederation(providers: [provider], fetcher: StaticFederation(answers: [jwksURI: Data(idp.jwks.utf8)]))
+    }
+
+    /// Answers the URLs it knows; anything else is a 404.
+    struct StaticFederation: FederationHTTP {
+        let answers: [String: Data]
+
+        func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
+            answers[request.url].map { (200, $0) } ?? (404, Data())
+        }
+    }
 
     static let verifier = "gate-test-verifier-0123456789-abcdefghijklmnopqrstuvwxyz"
     static var challenge: String { Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8)))) }

@@ -88,7 +88,7 @@ struct CustomStrategyTests {
             try await $0.credentials.insert(credential)
         }
         let request = FlowRunner.SignInRequest(clientID: "app", scope: "openid", meta: Self.meta)
-        let runner = core.services.runner
+        let runner = FlowRunner(services: core.services)
 
         do {
             _ = try await runner.signIn(
@@ -143,7 +143,7 @@ struct CustomStrategyTests {
     func persistedFlows() async throws {
         let core = try await CoreHarness.start()
         let client = try await core.createClient(id: "app", redirectURIs: ["com.example.app:/done"]).client
-        let runner = core.services.runner
+        let runner = FlowRunner(services: core.services)
         await #expect(throws: GatehouseError.self) {
             try await runner.begin(.authorize, client: client, redirectURI: "com.example.evil:/done")
         }

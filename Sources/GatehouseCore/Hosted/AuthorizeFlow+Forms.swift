@@ -13,7 +13,7 @@ extension AuthorizeFlow {
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
         return try await authenticated(flow, state) {
-            try await services.runner.signIn(
+            try await FlowRunner(services: services).signIn(
                 with: services.password, submission: PasswordStrategy.Submission(identifier: email, password: password),
                 request: FlowRunner.SignInRequest(clientID: flow.clientID, meta: meta), target: browserTarget(flow, browser))
         }
@@ -28,7 +28,7 @@ extension AuthorizeFlow {
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
         let signUp = SignupFlow(services: services)
-        let request = SignupRequest(clientId: flow.clientID, email: email, password: password, acceptTerms: acceptTerms ? true : nil)
+        let request = SignupFlow.Registration(clientID: flow.clientID, email: email, password: password, acceptTerms: acceptTerms)
         let target = browserTarget(flow, browser)
         do {
             guard case .started(let signedIn) = try await signUp.signup(request, meta: meta, target: target) else { return nil }
@@ -106,7 +106,8 @@ extension AuthorizeFlow {
     public func sendCode(_ id: UUID, binding: String, identifier: String, meta: RequestMeta) async throws -> OTPSentResponse {
         let (flow, _, _) = try await load(id, binding: binding, step: .started)
         let (email, phone) = Self.identifier(identifier)
-        return try await OTPFlow(services: services).send(OTPRequest(clientId: flow.clientID, email: email, phone: phone), meta: meta)
+        return try await OTPFlow(services: services).send(
+            OTPFlow.CodeRequest(clientID: flow.clientID, email: email, phone: phone), meta: meta)
     }
 
     /// The code the user received: signs the browser in (an unknown identifier gets an account).
@@ -119,7 +120,7 @@ extension AuthorizeFlow {
         let (email, phone) = Self.identifier(identifier)
         return try await authenticated(flow, state) {
             try await OTPFlow(services: services).verify(
-                OTPVerifyRequest(clientId: flow.clientID, email: email, phone: phone, code: code), meta: meta,
+                OTPFlow.CodeSignIn(clientID: flow.clientID, email: email, phone: phone, code: code), meta: meta,
                 target: browserTarget(flow, browser))
         }
     }

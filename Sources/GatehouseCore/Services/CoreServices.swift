@@ -59,7 +59,4 @@ public struct CoreServices: Sendable {
             issuer: issuer, browserSessions: browserSessions, clock: clock, policy: assurance, flowLifetime: settings.flowLifetime)
         self.factors = Dictionary(factors.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
-
-    /// Runs sign-ins through a credential strategy, and persisted flows.
-    public var runner: FlowRunner { FlowRunner(services: self) }
 }

@@ -8,7 +8,7 @@ public struct LoginFlow: Sendable {
     public init(services: CoreServices) { self.services = services }
 
     public func login(_ request: LoginRequest, meta: RequestMeta) async throws -> TokenResponse {
-        try await services.runner.signIn(
+        try await FlowRunner(services: services).signIn(
             with: services.password,
             submission: PasswordStrategy.Submission(identifier: request.email, password: request.password),
             request: FlowRunner.SignInRequest(clientID: request.clientId, scope: request.scope, nonce: request.nonce, meta: meta))

@@ -45,14 +45,69 @@ public struct OTPFlow: Sendable {
         }
     }
 
+    /// A request for a code as the core takes it, whatever carried it (the app's JSON, the hosted page's form).
+    public struct CodeRequest: Sendable {
+        public var clientID: String?
+        public var email: String?
+        public var phone: String?
+        /// Whether an unknown identifier gets an account when the code is used.
+        public var createUser: Bool
+
+        public init(clientID: String?, email: String?, phone: String?, createUser: Bool = true) {
+            self.clientID = clientID
+            self.email = email
+            self.phone = phone
+            self.createUser = createUser
+        }
+
+        public init(_ wire: OTPRequest) {
+            self.init(clientID: wire.clientId, email: wire.email, phone: wire.phone, createUser: wire.createUser ?? true)
+        }
+    }
+
+    /// A code sign-in as the core takes it.
+    public struct CodeSignIn: Sendable {
+        public var clientID: String?
+        public var email: String?
+        public var phone: String?
+        public var code: String
+        public var scope: String?
+        public var nonce: String?
+        public var acceptTerms: Bool
+
+        public init(
+            clientID: String?, email: String?, phone: String?, code: String, scope: String? = nil, nonce: String? = nil,
+            acceptTerms: Bool = false
+        ) {
+            self.clientID = clientID
+            self.email = email
+            self.phone = phone
+            self.code = code
+            self.scope = scope
+            self.nonce = nonce
+            self.acceptTerms = acceptTerms
+        }
+
+        public init(_ wire: OTPVerifyRequest) {
+            self.init(
+                clientID: wire.clientId, email: wire.email, phone: wire.phone, code: wire.code, scope: wire.scope, nonce: wire.nonce,
+                acceptTerms: wire.acceptTerms == true)
+        }
+    }
+
+    /// The app's request (`POST /v1/otp`).
     public func send(_ request: OTPRequest, meta: RequestMeta) async throws -> OTPSentResponse {
-        let client = try await clients.resolve(request.clientId)
+        try await send(CodeRequest(request), meta: meta)
+    }
+
+    public func send(_ request: CodeRequest, meta: RequestMeta) async throws -> OTPSentResponse {
+        let client = try await clients.resolve(request.clientID)
         let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
         let settings = services.settings
         try await countSend(identifier, meta: meta)
         try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
-        let createUser = request.createUser ?? true
+        let createUser = request.createUser
         let data = String(decoding: try JSONEncoder().encode(CodeData(createUser: createUser)), as: UTF8.self)
         try await services.persistence.transaction { stores in
             let user = try await identifier.findUser(in: stores)
@@ -78,8 +133,10 @@ public struct OTPFlow: Sendable {
             sentTo: identifier.masked, expiresIn: Int(settings.codeTTL), resendAfter: Int(settings.sendCooldown))
     }
 
-    public func verify(_ request: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
-        let client = try await clients.resolve(request.clientId)
+    /// The app's code sign-in (`POST /v1/otp/verify`).
+    public func verify(_ wire: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
+        let request = CodeSignIn(wire)
+        let client = try await clients.resolve(request.clientID)
         let target = SessionTarget.app(.init(scopes: SessionIssuer.grant(requested: request.scope, client: client), nonce: request.nonce))
         let signedIn = try await verify(request, meta: meta, target: target)
         let started = try signedIn.started.app()
@@ -90,8 +147,8 @@ public struct OTPFlow: Sendable {
 
     /// The code sign-in, starting `target` (an app session, or a browser's on the hosted page)
     /// through ``SessionStarter`` in the transaction that records it.
-    public func verify(_ request: OTPVerifyRequest, meta: RequestMeta, target: SessionTarget) async throws -> SignedIn {
-        let client = try await clients.resolve(request.clientId)
+    public func verify(_ request: CodeSignIn, meta: RequestMeta, target: SessionTarget) async throws -> SignedIn {
+        let client = try await clients.resolve(request.clientID)
         let identifier = try Identifier.parse(email: request.email, phone: request.phone)
         try requireEnabled(identifier, client: client)
         if let nonce = request.nonce, nonce.count > 256 {
@@ -155,7 +212,7 @@ public struct OTPFlow: Sendable {
             signedIn.lastLoginAt = now
             signedIn.updatedAt = now
             if let metadata = changes.appMetadata { signedIn.appMetadata = (signedIn.appMetadata ?? [:]).merging(metadata) { $1 } }
-            if request.acceptTerms == true {
+            if request.acceptTerms {
                 try await TermsAcceptance.record(userID: signedIn.id, client: client, at: now, stores: stores)
             }
             let start = try await starter.start(

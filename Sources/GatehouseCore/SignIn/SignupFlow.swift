@@ -26,8 +26,47 @@ public struct SignupFlow: Sendable {
 
     /// `target`: what a sign-up that needs no verification starts; an app session unless a browser, not
     /// an app, is signing up (the hosted page).
-    public func signup(_ request: SignupRequest, meta: RequestMeta, target: SessionTarget? = nil) async throws -> Outcome {
-        let client = try await services.clients.resolve(request.clientId)
+    /// A sign-up as the core takes it, whatever carried it (the app's JSON, the hosted page's form).
+    public struct Registration: Sendable {
+        public var clientID: String?
+        public var email: String
+        public var password: String
+        public var profile: Profile?
+        public var acceptTerms: Bool
+        /// Where the verification link returns, with the app's PKCE challenge.
+        public var redirectTo: String?
+        public var codeChallenge: String?
+        public var codeChallengeMethod: String?
+
+        public init(
+            clientID: String?, email: String, password: String, profile: Profile? = nil, acceptTerms: Bool = false,
+            redirectTo: String? = nil, codeChallenge: String? = nil, codeChallengeMethod: String? = nil
+        ) {
+            self.clientID = clientID
+            self.email = email
+            self.password = password
+            self.profile = profile
+            self.acceptTerms = acceptTerms
+            self.redirectTo = redirectTo
+            self.codeChallenge = codeChallenge
+            self.codeChallengeMethod = codeChallengeMethod
+        }
+
+        public init(_ wire: SignupRequest) {
+            self.init(
+                clientID: wire.clientId, email: wire.email, password: wire.password, profile: wire.profile,
+                acceptTerms: wire.acceptTerms == true, redirectTo: wire.redirectTo, codeChallenge: wire.codeChallenge,
+                codeChallengeMethod: wire.codeChallengeMethod)
+        }
+    }
+
+    /// The app's sign-up (`POST /v1/signup`).
+    public func signup(_ request: SignupRequest, meta: RequestMeta) async throws -> Outcome {
+        try await signup(Registration(request), meta: meta)
+    }
+
+    public func signup(_ request: Registration, meta: RequestMeta, target: SessionTarget? = nil) async throws -> Outcome {
+        let client = try await services.clients.resolve(request.clientID)
         let now = services.clock.now()
         var result = ValidationResult()
         let email = EmailAddress.validate(request.email, into: &result)
@@ -68,7 +107,7 @@ public struct SignupFlow: Sendable {
                 try await stores.users.insert(user)
                 try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
                 try await services.recordEvent(created, stores: stores)
-                if request.acceptTerms == true {
+                if request.acceptTerms {
                     try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores)
                 }
                 if verificationRequired {
@@ -134,7 +173,7 @@ public struct SignupFlow: Sendable {
     }
 
     private func validateRedirect(
-        _ request: SignupRequest, client: ClientRecord, into result: inout ValidationResult
+        _ request: Registration, client: ClientRecord, into result: inout ValidationResult
     )
         throws -> PKCEChallenge?
     {

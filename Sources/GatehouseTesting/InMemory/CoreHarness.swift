@@ -13,7 +13,7 @@ public struct CoreHarness: Sendable {
 
     public static func start(
         hooks: [any FlowHook] = [], assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
-        configure: (inout CoreSettings) -> Void = { _ in }
+        social: SocialFederation = SocialFederation(), configure: (inout CoreSettings) -> Void = { _ in }
     ) async throws
         -> CoreHarness
     {
@@ -30,7 +30,7 @@ public struct CoreHarness: Sendable {
         let services = CoreServices(
             persistence: persistence, hasher: try PasswordHasher(parameters: TestServer.testArgon2, pool: pool),
             tokens: AccessTokens(keys: keys, issuer: settings.publicURL, clock: clock), secret: secret, clock: clock,
-            settings: settings, logger: logger, hooks: FlowHooks(hooks), assurance: assurance, factors: factors)
+            settings: settings, logger: logger, hooks: FlowHooks(hooks), social: social, assurance: assurance, factors: factors)
         return CoreHarness(services: services, persistence: persistence, clock: clock, pool: pool)
     }
 
