@@ -76,10 +76,10 @@ struct PolicyTests {
     @Test("Redirect URIs: https, loopback http, reverse-DNS app schemes; nothing else")
     func redirectURIs() throws {
         for ok in ["https://app.example.com/cb", "http://127.0.0.1:8000/cb", "com.example.app:/callback"] {
-            try ClientAdmin.validateRedirectURI(ok)
+            try RedirectURIRule.validateRedirectURI(ok)
         }
         for bad in ["http://evil.example/cb", "javascript:alert(1)", "myapp:/cb", "https://a.example/cb#frag", "not a uri"] {
-            #expect(throws: ClientAdminError.self, "\(bad)") { try ClientAdmin.validateRedirectURI(bad) }
+            #expect(throws: ClientAdminError.self, "\(bad)") { try RedirectURIRule.validateRedirectURI(bad) }
         }
     }
 }

@@ -104,7 +104,7 @@ public enum ClientSettingsParser {
         case "post_logout_redirect_uris":
             let uris = list()
             for uri in uris {
-                do { try ClientAdmin.validateRedirectURI(uri) } catch {
+                do { try RedirectURIRule.validateRedirectURI(uri) } catch {
                     throw bad(key, "a comma-separated list of exact redirect URIs: \(error)")
                 }
             }

@@ -29,7 +29,7 @@ public struct ClientAdmin: Sendable {
         guard Self.isValidID(clientID) else {
             throw ClientAdminError.invalid("client id may hold letters, digits, '-', '_' and '.', up to 100")
         }
-        for uri in redirectURIs { try Self.validateRedirectURI(uri) }
+        for uri in redirectURIs { try RedirectURIRule.validateRedirectURI(uri) }
         var record = ClientRecord(
             id: clientID, name: name, kind: kind, redirectURIs: redirectURIs,
             scopes: scopes.isEmpty ? ClientRecord.defaultScopes : scopes, isDefault: isDefault, createdAt: clock.now())
@@ -69,7 +69,7 @@ public struct ClientAdmin: Sendable {
         actor: AdminActor = .commandLine
     ) async throws -> ClientRecord {
         if let name { guard !name.isEmpty, name.count <= 200 else { throw ClientAdminError.invalid("name must be 1–200 characters") } }
-        for uri in redirectURIs ?? [] { try Self.validateRedirectURI(uri) }
+        for uri in redirectURIs ?? [] { try RedirectURIRule.validateRedirectURI(uri) }
         let now = clock.now()
         defer { cache?.invalidate(id: id) }
         return try await persistence.transaction { stores in
@@ -111,34 +111,5 @@ public struct ClientAdmin: Sendable {
 
     static func isValidID(_ id: String) -> Bool {
         (1...100).contains(id.count) && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
-    }
-
-    /// Exact-match URIs: an https URL, a loopback http URL, or a private-use app scheme
-    /// (`com.example.app:/callback`). No wildcards, no fragments.
-    static func validateRedirectURI(_ uri: String) throws {
-        guard uri.count <= 2048, let url = URL(string: uri), let scheme = url.scheme?.lowercased(), url.fragment == nil
-        else { throw ClientAdminError.invalid("redirect URI \(uri) is not a valid absolute URI without fragment") }
-        switch scheme {
-        case "https": return
-        case "http" where ["127.0.0.1", "localhost", "[::1]", "::1"].contains(url.host ?? ""): return
-        case "http", "javascript", "data", "file", "vbscript":
-            throw ClientAdminError.invalid("redirect URI scheme \(scheme) is not allowed (use https, loopback http or an app scheme)")
-        default:
-            guard scheme.contains(".") else {
-                throw ClientAdminError.invalid("app redirect schemes must be reverse-DNS, like com.example.app")
-            }
-        }
-    }
-}
-
-public enum ClientAdminError: Error, CustomStringConvertible, Equatable {
-    case invalid(String)
-    case notFound(String)
-
-    public var description: String {
-        switch self {
-        case .invalid(let why): why
-        case .notFound(let id): "no client with id \(id)"
-        }
     }
 }

@@ -4,6 +4,10 @@ import GatehouseAPI
 /// Writes verification codes, link tokens and the messages that carry them. Sending is the outbox
 /// dispatcher's job; these rows are written in the caller's transaction.
 public struct VerificationMessages: Sendable {
+    /// The resend cool-down of a verification mail, claimed by the sign-up that sends the first one
+    /// and by every resend.
+    static func cooldownKey(clientID: String, email: String) -> String { "verify:\(clientID):\(email)" }
+
     let services: CoreServices
 
     public init(services: CoreServices) { self.services = services }

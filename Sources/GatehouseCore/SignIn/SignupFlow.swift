@@ -168,7 +168,7 @@ public struct SignupFlow: Sendable {
     private func startResendCooldown(email: String, client: ClientRecord) async throws {
         do {
             try await SendCooldown(services: services).claim(
-                VerificationFlow.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
+                VerificationMessages.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
         } catch let error as GatehouseError where error.category == .rateLimited {}
     }
 

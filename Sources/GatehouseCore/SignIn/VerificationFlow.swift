@@ -9,7 +9,6 @@ public struct VerificationFlow: Sendable {
     let issuer: SessionIssuer
 
     /// The binding of the verification-mail cool-down, shared with the sign-up that sends the first mail.
-    static func cooldownKey(clientID: String, email: String) -> String { "verify:\(clientID):\(email)" }
 
     public init(services: CoreServices) {
         self.services = services
@@ -38,7 +37,7 @@ public struct VerificationFlow: Sendable {
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.rateLimits.consume(.codeSend, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         try await SendCooldown(services: services).claim(
-            Self.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
+            VerificationMessages.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
         try await services.persistence.transaction { stores in
             guard let user = try await stores.users.find(email: email), !user.emailVerified, user.state == .active else { return }
             // The new link must lead back into the app like the one it replaces.
