@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 import NIOCore
 import NIOFoundationEssentialsCompat
 
@@ -70,11 +71,23 @@ public actor HookServer {
     }
 
     /// A port that was free a moment ago, for a receiver that starts later.
+    ///
+    /// Handed out once per test process from below the kernel's ephemeral range (32768 and up), so
+    /// neither another caller of this function nor a server binding port 0 can take it before the
+    /// receiver starts: a live server that lost its port to another one answered for it (a sign-up
+    /// reached the wrong server).
     public static func freePort() async throws -> Int {
-        let probe = try await start()
-        let port = probe.port
-        await probe.stop()
-        return port
+        for _ in 0..<200 {
+            let candidate = reservedPorts.withLock { next -> Int in
+                next = next >= 32000 ? 20000 : next + 1
+                return next
+            }
+            if let probe = try? await start(port: candidate) {
+                await probe.stop()
+                return candidate
+            }
+        }
+        throw CancellationError()
     }
 
     private func setTask(_ task: Task<Void, any Error>) { self.task = task }
@@ -103,3 +116,7 @@ public func writeHooksFile(_ object: [String: Any]) throws -> String {
     try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
     return path
 }
+
+/// The last port ``HookServer/freePort()`` handed out; a start that differs per process keeps two test
+/// processes on one machine apart too.
+private let reservedPorts = Mutex(20000 + Int(ProcessInfo.processInfo.processIdentifier % 6000))

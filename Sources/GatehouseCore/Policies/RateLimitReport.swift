@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// What the limits counted for one request, for its `RateLimit-Policy` and `RateLimit` headers
-/// (draft-ietf-httpapi-ratelimit-headers-10). The HTTP edge binds one per request; flows deep inside
-/// record into it without every signature carrying it.
+/// (draft-ietf-httpapi-ratelimit-headers-10). The server binds one per request on the routes that count
+/// rates; flows deep inside record into it without every signature carrying it.
 public final class RateLimitReport: Sendable {
     public struct Entry: Sendable, Hashable {
         public var name: RateLimitName

@@ -16,6 +16,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let wrapped as ErrorWithHeaders {
+            var response = renderer.render(Self.normalize(wrapped.error, path: request.uri.path, logger: context.logger), request: request)
+            for field in wrapped.headers { response.headers[field.name] = field.value }
+            return response
         } catch let refusal as MethodNotAllowed {
             var response = renderer.render(.methodNotAllowed, request: request)
             response.headers[.allow] = refusal.allowHeader

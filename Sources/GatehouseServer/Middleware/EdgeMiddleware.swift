@@ -5,8 +5,6 @@ import Hummingbird
 
 /// Parsed once, not per response.
 private let requestIDField = HTTPField.Name("Request-Id")!
-private let rateLimitPolicyField = HTTPField.Name("RateLimit-Policy")!
-private let rateLimitField = HTTPField.Name("RateLimit")!
 
 /// The first thing every request meets: resolves once who is calling from where (address, user agent,
 /// languages), so no handler re-derives it or needs to know whether a proxy is trusted, and stamps the
@@ -31,20 +29,7 @@ struct EdgeMiddleware: RouterMiddleware {
         if let origin, let preflight = cors.preflight(request, origin: origin) {
             response = preflight
         } else {
-            if RateLimitedRoutes.counts(request) {
-                // Whatever the limits count on the way (in flows that know nothing of HTTP) comes back
-                // here as headers, on the answer and on its 429 alike.
-                let report = RateLimitReport()
-                let context = context
-                response = try await RateLimitReport.$current.withValue(report) { try await next(request, context) }
-                let entries = report.entries
-                if !entries.isEmpty {
-                    response.headers[rateLimitPolicyField] = RateLimitReport.policyField(entries)
-                    response.headers[rateLimitField] = RateLimitReport.stateField(entries)
-                }
-            } else {
-                response = try await next(request, context)
-            }
+            response = try await next(request, context)
             if let origin { cors.decorate(&response, origin: origin) }
         }
         response.headers[.xContentTypeOptions] = "nosniff"

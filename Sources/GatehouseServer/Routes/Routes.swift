@@ -20,27 +20,30 @@ struct Routes {
         router.add(middleware: ErrorMiddleware(renderer: ProblemRenderer()))
 
         // Public JSON API: problem documents (the router-wide renderer; no second layer per request).
+        // Routes whose flows count request rates are registered on `limited`: their answers carry
+        // `RateLimit-Policy` and `RateLimit` (`RateLimitTests` checks them route by route).
         let api = router.group("/v1")
+        let limited = router.group("/v1").add(middleware: RateLimitHeaders())
         let accounts = AccountRoutes(services: services)
-        api.post("signup", use: accounts.signup)
+        limited.post("signup", use: accounts.signup)
         api.post("login", use: accounts.login)
 
         let verification = VerificationRoutes(services: services)
-        api.post("verification", use: verification.resend)
-        api.post("verify", use: verification.verify)
-        api.post("recovery", use: verification.requestRecovery)
-        api.post("recovery/verify", use: verification.verifyRecovery)
+        limited.post("verification", use: verification.resend)
+        limited.post("verify", use: verification.verify)
+        limited.post("recovery", use: verification.requestRecovery)
+        limited.post("recovery/verify", use: verification.verifyRecovery)
 
         let passwordless = PasswordlessRoutes(services: services)
-        api.post("otp", use: passwordless.send)
-        api.post("otp/verify", use: passwordless.verify)
-        api.get("identifiers/status", use: passwordless.identifierStatus)
+        limited.post("otp", use: passwordless.send)
+        limited.post("otp/verify", use: passwordless.verify)
+        limited.get("identifiers/status", use: passwordless.identifierStatus)
         api.get("terms", use: passwordless.showTerms)
         api.get("required-fields", use: passwordless.requiredFields)
         api.get("client", use: passwordless.client)
 
         let social = SocialRoutes(services: services, catalog: server.templates)
-        api.post("social/:provider/token", use: social.token)
+        limited.post("social/:provider/token", use: social.token)
 
         let devices = AuthenticatorRoutes(services: services)
         api.post("authenticators/challenge", use: devices.challenge)
@@ -73,8 +76,16 @@ struct Routes {
         me.get("me/consents", use: userInfo.listConsents)
         me.delete("me/consents/:client_id", use: userInfo.revokeConsent)
         let identities = IdentityRoutes(services: services)
-        me.get("me/identities", use: identities.list)
-        me.post("me/identities", use: identities.link)
+        let meLimited = router.group("/v1")
+            .add(
+                middleware: AuthenticationMiddleware(authenticators: [
+                    BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
+                ])
+            )
+            .add(middleware: RateLimitHeaders())
+            .group(context: AuthenticatedContext.self)
+        meLimited.get("me/identities", use: identities.list)
+        meLimited.post("me/identities", use: identities.link)
         me.delete("me/identities/:id", use: identities.unlink)
 
         // Operators' API: an admin credential (a client_credentials token with an admin scope), never a
@@ -138,7 +149,8 @@ struct Routes {
         // OAuth 2.0 endpoints: RFC 6749 error bodies.
         let oauth = router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))
         let oauthRoutes = OAuthRoutes(services: services)
-        oauth.post("token", use: oauthRoutes.token)
+        router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer())).add(middleware: RateLimitHeaders())
+            .post("token", use: oauthRoutes.token)
         oauth.post("revoke", use: oauthRoutes.revoke)
         oauth.post("introspect", use: oauthRoutes.introspect)
 
@@ -162,14 +174,20 @@ struct Routes {
         pages.post("reset", use: pageRoutes.reset)
         // The browser's social sign-in: a failure before the flow is proved this browser's is a page,
         // never a redirect (nothing proves whose redirect it would be).
-        pages.get("v1/social/:provider/start", use: social.start)
-        pages.post("v1/social/:provider/callback", use: social.formPostCallback)
+        let limitedPages = router.group().add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
+            .add(middleware: RateLimitHeaders())
+        limitedPages.get("v1/social/:provider/start", use: social.start)
+        limitedPages.post("v1/social/:provider/callback", use: social.formPostCallback)
         // Pages that know the signed-in browser: its `gh_session` cookie, when it names a live session,
         // is the context's identity. No cookie, or a dead one, is no error: the page asks to sign in.
-        let browserPages = router.group()
-            .add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
-            .add(middleware: AuthenticationMiddleware(authenticators: [BrowserSessionAuthenticator(sessions: services.browserSessions)]))
-        browserPages.get("v1/social/:provider/callback", use: social.callback)
+        func browserGroup() -> RouterGroup<AppRequestContext> {
+            router.group()
+                .add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))
+                .add(
+                    middleware: AuthenticationMiddleware(authenticators: [BrowserSessionAuthenticator(sessions: services.browserSessions)]))
+        }
+        let browserPages = browserGroup()
+        browserGroup().add(middleware: RateLimitHeaders()).get("v1/social/:provider/callback", use: social.callback)
         // The hosted sign-in (OpenID Connect): errors before the client's redirect URI is proved are
         // pages; after, the flow answers the client itself.
         let hosted = AuthorizeRoutes(services: services, catalog: server.templates)
