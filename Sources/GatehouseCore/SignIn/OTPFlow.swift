@@ -205,8 +205,7 @@ public struct OTPFlow: Sendable {
             default: break
             }
             if firstProof && !isNew {
-                try await password.removePassword(of: signedIn.id, stores: stores)
-                _ = try await stores.endAllSessions(of: signedIn.id, at: now, reason: .passwordChanged)
+                try await password.firstProof(of: signedIn.id, at: now, stores: stores)
                 signedIn.hasPassword = false
             }
             signedIn.lastLoginAt = now

@@ -90,8 +90,7 @@ public struct RecoveryFlow: Sendable {
                 user.updatedAt = now
                 user.hasPassword = false
                 try await stores.users.update(user)
-                try await password.removePassword(of: user.id, stores: stores)
-                _ = try await stores.endAllSessions(of: user.id, at: now, reason: .passwordChanged)
+                try await password.firstProof(of: user.id, at: now, stores: stores)
             }
             try await services.recordEvent(
                 HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta),
