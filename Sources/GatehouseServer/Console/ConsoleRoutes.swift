@@ -102,7 +102,8 @@ struct ConsoleRoutes: Sendable {
     }
 
     @Sendable func usersPage(_ request: Request, context: AdminContext) async throws -> Response {
-        let query = ((try request.queryFields())["q"] ?? "").trimmingCharacters(in: .whitespaces)
+        let fields = try request.queryFields()
+        let query = (fields["q"] ?? "").trimmingCharacters(in: .whitespaces)
         guard query.count <= 320 else { throw GatehouseError.badRequest("The search is too long.") }
         var search = UserSearch(limit: 50)
         if let id = UUID(uuidString: query) {
@@ -112,7 +113,7 @@ struct ConsoleRoutes: Sendable {
         } else if !query.isEmpty {
             search.email = query
         }
-        search.after = try (try request.queryFields())["cursor"].map(AdminCursor.decode)
+        search.after = try fields["cursor"].map(AdminCursor.decode)
         let found = try await users.search(search)
         let rows: [[String: Any]] = found.map { user in
             [
@@ -190,8 +191,9 @@ struct ConsoleRoutes: Sendable {
     }
 
     @Sendable func auditPage(_ request: Request, context: AdminContext) async throws -> Response {
-        let type = ((try request.queryFields())["type"] ?? "").trimmingCharacters(in: .whitespaces)
-        let userText = ((try request.queryFields())["user"] ?? "").trimmingCharacters(in: .whitespaces)
+        let fields = try request.queryFields()
+        let type = (fields["type"] ?? "").trimmingCharacters(in: .whitespaces)
+        let userText = (fields["user"] ?? "").trimmingCharacters(in: .whitespaces)
         guard type.count <= 100, userText.count <= 36 else { throw GatehouseError.badRequest("A filter is too long.") }
         var query = AuditQuery(limit: 200)
         query.newestFirst = true

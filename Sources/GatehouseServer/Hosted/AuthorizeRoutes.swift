@@ -75,12 +75,13 @@ struct AuthorizeRoutes: Sendable {
         let browser = context.browser
         let page = try await flow.page(id, binding: binding, browser: browser)
         let lang = pages.language(uiLocales: page.request.uiLocales, request: request)
+        let query = try request.queryFields()
         // A provider's sign-in that failed comes back here with its error code.
-        let error = (try request.queryFields())["error"].map {
+        let error = query["error"].map {
             $0 == "identity_link_required" ? "error_identity_link_required" : "error_social"
         }
         return render(
-            page, lang: lang, binding: binding, view: (try request.queryFields())["view"].map { String($0) }, error: error,
+            page, lang: lang, binding: binding, view: query["view"], error: error,
             status: error == nil ? .ok : .unauthorized)
     }
 

@@ -4,10 +4,13 @@ import Hummingbird
 
 /// The admin API's query parameters, each refused with a 400 that names it when malformed.
 struct AdminQuery {
-    let request: Request
+    /// Decoded once per request, however many parameters the handler reads.
+    let fields: [String: String]
+
+    init(request: Request) throws { fields = try request.queryFields() }
 
     func string(_ name: String, max: Int = 320) throws -> String? {
-        guard let value = (try request.queryFields())[name], !value.isEmpty else { return nil }
+        guard let value = fields[name], !value.isEmpty else { return nil }
         guard value.count <= max else { throw GatehouseError.badRequest("\(name) is too long.") }
         return value
     }

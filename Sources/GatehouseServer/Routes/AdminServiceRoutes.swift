@@ -94,7 +94,7 @@ struct AdminServiceRoutes: Sendable {
 
     @Sendable func listAudit(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireRead(AdminScope.audit)
-        let query = AdminQuery(request: request)
+        let query = try AdminQuery(request: request)
         var filter = AuditQuery(limit: try query.limit(default: 100, max: 1000))
         filter.userID = try query.uuid("user_id")
         filter.type = try query.string("type", max: 100)

@@ -11,7 +11,7 @@ struct AdminUserRoutes: Sendable {
 
     @Sendable func search(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireRead(AdminScope.users)
-        let query = AdminQuery(request: request)
+        let query = try AdminQuery(request: request)
         var search = UserSearch(limit: try query.limit())
         search.email = try query.string("email")
         search.phone = try query.string("phone", max: 20)

@@ -33,7 +33,7 @@ struct PasswordlessRoutes: Sendable {
     @Sendable func identifierStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
         let query = try request.queryFields()
         let answer = try await status.identifierStatus(
-            email: query["email"], phone: query["phone"], clientID: try clientID(request),
+            email: query["email"], phone: query["phone"], clientID: request.clientID(body: query["client_id"]),
             meta: context.meta)
         return try Responses.json(answer, noStore: true)
     }
