@@ -92,13 +92,21 @@ public struct OneTimeCodes: Sendable {
         return try outcome.get()
     }
 
-    /// Whether `token` names an open link of `purpose`, without using it (a page that asks first).
-    public func isOpen(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> Bool {
-        guard token.utf8.count <= 256 else { return false }
+    /// The open link `token` names, without using it: the client it belongs to and the account it is
+    /// for, before anything else is decided. Nil when unknown, used or expired.
+    public func peek(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> OneTimeCodeRecord? {
+        guard token.utf8.count <= 256 else { return nil }
         let hash = Secrets.sha256Hex(token)
         let now = services.clock.now()
-        guard let record = try await services.persistence.read({ try await $0.codes.find(tokenHash: hash) }) else { return false }
-        return record.purpose == purpose && record.consumedAt == nil && record.expiresAt > now
+        guard let record = try await services.persistence.read({ try await $0.codes.find(tokenHash: hash) }),
+            record.purpose == purpose, record.consumedAt == nil, record.expiresAt > now
+        else { return nil }
+        return record
+    }
+
+    /// Whether `token` names an open link of `purpose`, without using it (a page that asks first).
+    public func isOpen(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> Bool {
+        try await peek(token: token, purpose: purpose) != nil
     }
 
     func binding(_ purpose: OneTimeCodeRecord.Purpose, _ clientID: String, _ identifier: String) -> String {

@@ -114,17 +114,28 @@ public struct AuthorizeFlow: Sendable {
     public func continueLink(
         user: UserRecord, client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?, amr: [String], isNew: Bool, binding: String
     ) async throws -> UUID? {
+        var state = Self.linkState(client: client, redirectURI: redirectURI, pkce: pkce)
+        state.linkAMR = amr
+        state.isNew = isNew ? true : nil
+        guard let next = try await nextStep(user: user, client: client, state: state) else { return nil }
+        return try await create(state: state, step: next, userID: user.id, client: client, binding: binding)
+    }
+
+    /// Whether a verification link for `client` must go through its pages (terms, fields, a third
+    /// party's consent) before the app gets its code.
+    public func linkNeedsPages(user: UserRecord, client: ClientRecord) async throws -> Bool {
+        try await nextStep(user: user, client: client, state: Self.linkState(client: client, redirectURI: "", pkce: nil)) != nil
+    }
+
+    private static func linkState(client: ClientRecord, redirectURI: String, pkce: PKCEChallenge?) -> State {
         var state = State(
             request: AuthorizationRequest(
                 clientID: client.id, redirectURI: redirectURI, responseMode: .query, state: nil,
                 scopes: SessionIssuer.grant(requested: nil, client: client), pkce: pkce))
-        state.linkAMR = amr
-        state.isNew = isNew ? true : nil
         // A first-party client's verification link is its own sign-up: nothing to consent to. A third
         // party's still asks.
         state.consented = client.settings.thirdParty.isOn ? nil : true
-        guard let next = try await nextStep(user: user, client: client, state: state) else { return nil }
-        return try await create(state: state, step: next, userID: user.id, client: client, binding: binding)
+        return state
     }
 
     private func create(state: State, step: FlowStep, userID: UUID?, client: ClientRecord, binding: String) async throws -> UUID {

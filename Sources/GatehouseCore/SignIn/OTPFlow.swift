@@ -7,13 +7,11 @@ public struct OTPFlow: Sendable {
     let services: CoreServices
     let clients: ClientResolver
     let codes: OneTimeCodes
-    let issuer: SessionIssuer
 
     public init(services: CoreServices) {
         self.services = services
         self.clients = services.clients
         self.codes = OneTimeCodes(services: services)
-        self.issuer = services.issuer
     }
 
     struct CodeData: Codable {
@@ -136,103 +134,22 @@ public struct OTPFlow: Sendable {
     /// The app's code sign-in (`POST /v1/otp/verify`).
     public func verify(_ wire: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
         let request = CodeSignIn(wire)
-        let client = try await clients.resolve(request.clientID)
-        let target = SessionTarget.app(.init(scopes: SessionIssuer.grant(requested: request.scope, client: client), nonce: request.nonce))
-        let signedIn = try await verify(request, meta: meta, target: target)
-        let started = try signedIn.started.app()
-        return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: signedIn.client, user: signedIn.user,
-            isNew: signedIn.isNew, nonce: request.nonce)
+        return try await FlowRunner(services: services).signIn(
+            OneTimeCodeSignIn(services: services), submission: request.submission, request: request.signIn(meta: meta))
     }
 
-    /// The code sign-in, starting `target` (an app session, or a browser's on the hosted page)
-    /// through ``SessionStarter`` in the transaction that records it.
+    /// The code sign-in, starting `target` (an app session, or a browser's on the hosted page), through
+    /// the runner with ``OneTimeCodeSignIn``.
     public func verify(_ request: CodeSignIn, meta: RequestMeta, target: SessionTarget) async throws -> SignedIn {
-        let client = try await clients.resolve(request.clientID)
-        let identifier = try Identifier.parse(email: request.email, phone: request.phone)
-        try requireEnabled(identifier, client: client)
-        if let nonce = request.nonce, nonce.count > 256 {
-            throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
-        }
-        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
-        // The hook learns whose account it is when there is one; the lookup is skipped without hooks.
-        let known = services.hooks.hasBeforeHooks ? try await services.persistence.read { try await identifier.findUser(in: $0) } : nil
-        let changes = try await services.hooks.before(
-            HookEvent(
-                point: .login, clientID: client.id, method: identifier.method, identifier: identifier.value, userID: known?.id, meta: meta))
-        let record = try await services.auditingCodeCheck(
-            method: "\(identifier.channel.rawValue)_login", identifier: identifier.value, clientID: client.id, meta: meta
-        ) { try await codes.redeem(code: request.code, purpose: .login, identifier: identifier.value, clientID: client.id) }
-        let createUser = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }?.createUser ?? true
-        let now = services.clock.now()
-        let password = services.password
-        let starter = services.starter
-        let amr = identifier.channel == .sms ? [AuthenticationMethod.sms] : [AuthenticationMethod.oneTimeCode]
-        let outcome = try await services.persistence.transaction { stores -> (UserRecord, Bool, SessionStart) in
-            var isNew = false
-            var user = try await identifier.findUser(in: stores)
-            if user == nil {
-                guard createUser else { throw OneTimeCodes.expired }
-                var fresh = UserRecord(email: nil, createdAt: now)
-                switch identifier {
-                case .email(let email):
-                    fresh.email = email
-                    fresh.emailVerified = true
-                case .phone(let phone):
-                    fresh.phone = phone
-                    fresh.phoneVerified = true
-                }
-                do {
-                    try await stores.users.insert(fresh)
-                    user = fresh
-                    isNew = true
-                } catch StoreError.conflict {
-                    // Created a moment ago by another request (a password sign-up): sign that one in.
-                    user = try await identifier.findUser(in: stores)
-                }
-            }
-            guard var signedIn = user, signedIn.state == .active else { throw GatehouseError.accountDisabled }
-            // The code proves the identifier. If the account had never proved it, whoever created it
-            // may not own it: their password and sessions go, so a squatted address cannot be taken over.
-            var firstProof = false
-            switch identifier {
-            case .email where !signedIn.emailVerified:
-                signedIn.emailVerified = true
-                firstProof = true
-            case .phone where !signedIn.phoneVerified:
-                signedIn.phoneVerified = true
-                firstProof = signedIn.email == nil || !signedIn.emailVerified
-            default: break
-            }
-            if firstProof && !isNew {
-                try await password.firstProof(of: signedIn.id, at: now, stores: stores)
-                signedIn.hasPassword = false
-            }
-            signedIn.lastLoginAt = now
-            signedIn.updatedAt = now
-            if let metadata = changes.appMetadata { signedIn.appMetadata = (signedIn.appMetadata ?? [:]).merging(metadata) { $1 } }
-            if request.acceptTerms {
-                try await TermsAcceptance.record(userID: signedIn.id, client: client, at: now, stores: stores)
-            }
-            let start = try await starter.start(
-                Authentication(userID: signedIn.id, amr: amr, isNew: isNew), client: client, target: target, meta: meta, stores: stores)
-            // A sign-in waiting for its second factor has not signed in yet; a new account exists all the same.
-            if !start.isStarted { signedIn.lastLoginAt = user?.lastLoginAt }
-            try await stores.users.update(signedIn)
-            if isNew || start.isStarted {
-                try await services.recordEvent(
-                    HookEvent(
-                        point: isNew ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
-                        userID: signedIn.id, meta: meta),
-                    stores: stores)
-            }
-            return (signedIn, isNew, start)
-        }
-        let started = try outcome.2.get()
-        await services.hooks.after(
-            HookEvent(
-                point: outcome.1 ? .signup : .login, clientID: client.id, method: identifier.method, identifier: identifier.value,
-                userID: outcome.0.id, meta: meta))
-        return SignedIn(started: started, user: outcome.0, client: client, isNew: outcome.1)
+        try await FlowRunner(services: services).signIn(
+            OneTimeCodeSignIn(services: services), submission: request.submission, request: request.signIn(meta: meta), target: target)
+    }
+}
+
+extension OTPFlow.CodeSignIn {
+    var submission: OneTimeCodeSignIn.Submission { .init(email: email, phone: phone, code: code) }
+
+    func signIn(meta: RequestMeta) -> FlowRunner.SignInRequest {
+        .init(clientID: clientID, scope: scope, nonce: nonce, acceptTerms: acceptTerms, meta: meta)
     }
 }

@@ -7,13 +7,11 @@ public struct RecoveryFlow: Sendable {
     let services: CoreServices
     let clients: ClientResolver
     let codes: OneTimeCodes
-    let issuer: SessionIssuer
 
     public init(services: CoreServices) {
         self.services = services
         self.clients = services.clients
         self.codes = OneTimeCodes(services: services)
-        self.issuer = services.issuer
     }
 
     /// Always the same answer. A known address gets a code and a reset link; an unknown one gets a
@@ -60,54 +58,17 @@ public struct RecoveryFlow: Sendable {
     ) async throws
         -> TokenResponse
     {
-        let record: OneTimeCodeRecord
-        let client: ClientRecord
+        let strategy = MailedCodeSignIn(services: services, purpose: .recovery)
+        let runner = FlowRunner(services: services)
         if let token, !token.isEmpty {
-            record = try await codes.redeem(token: token, purpose: .recovery)
-            client = try await clients.resolve(record.clientID)
+            guard let record = try await codes.peek(token: token, purpose: .recovery) else { throw OneTimeCodes.expired }
+            return try await runner.signIn(
+                strategy, submission: .token(token, record: record), request: .init(clientID: record.clientID, meta: meta))
         } else if let raw, let code {
-            client = try await clients.resolve(clientID)
-            try await services.rateLimits.consume(
-                .codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
-            let email = EmailAddress.normalize(raw)
-            record = try await services.auditingCodeCheck(method: "email_recovery", identifier: email, clientID: client.id, meta: meta) {
-                try await codes.redeem(code: code, purpose: .recovery, identifier: email, clientID: client.id)
-            }
-        } else {
-            throw GatehouseError.validation(field: nil, code: .required, message: "Send email and code, or token.")
+            return try await runner.signIn(
+                strategy, submission: .code(email: raw, code: code), request: .init(clientID: clientID, meta: meta))
         }
-        guard let userID = record.userID else { throw OneTimeCodes.expired }
-        let scopes = SessionIssuer.grant(requested: nil, client: client)
-        let now = services.clock.now()
-        let password = services.password
-        let starter = services.starter
-        let (user, start) = try await services.persistence.transaction { stores -> (UserRecord, SessionStart) in
-            guard var user = try await stores.users.find(id: userID), user.state == .active else { throw OneTimeCodes.expired }
-            // Receiving the code proves the address. If it was never proved before, the password was set
-            // by whoever created the account, who may not own the address: it goes, as do their sessions.
-            if !user.emailVerified {
-                user.emailVerified = true
-                user.updatedAt = now
-                user.hasPassword = false
-                try await stores.users.update(user)
-                try await password.firstProof(of: user.id, at: now, stores: stores)
-            }
-            try await services.recordEvent(
-                HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta),
-                stores: stores)
-            return (
-                user,
-                try await starter.start(
-                    Authentication(userID: user.id, amr: [AuthenticationMethod.recovery]), client: client,
-                    target: .app(.init(scopes: scopes)),
-                    meta: meta, stores: stores)
-            )
-        }
-        let started = try start.get().app()
-        await services.hooks.after(
-            HookEvent(point: .recovery, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
-        return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: false)
+        throw GatehouseError.validation(field: nil, code: .required, message: "Send email and code, or token.")
     }
 
     /// The hosted reset page: checks the link token, sets the password, ends every session. Everything

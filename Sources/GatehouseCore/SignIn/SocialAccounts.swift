@@ -49,104 +49,43 @@ struct SocialAccounts: Sendable {
         }
     }
 
-    /// Finds, links or creates the account for `claims` and signs it in: hooks, audit, webhooks, the
-    /// last-sign-in time, and `target` (an app session, a browser's, or an authorization code) through
-    /// ``SessionStarter`` in one transaction.
+    /// Signs in whoever `claims` names, through the runner with ``FederatedSignIn``, starting `target`
+    /// (an app session, a browser's, or an authorization code). `claims` checks the provider's token
+    /// or code.
     func signIn(
-        claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
-        acceptTerms: Bool = false, meta: RequestMeta, target: SessionTarget
+        provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?, acceptTerms: Bool = false,
+        meta: RequestMeta, target: SessionTarget, claims: @escaping @Sendable () async throws -> FederatedClaims
     ) async throws -> SignedIn {
+        let runner = FlowRunner(services: services)
+        let request = FlowRunner.SignInRequest(clientID: client.id, acceptTerms: acceptTerms, meta: meta)
+        let strategy = FederatedSignIn(services: services)
+        // The provider is asked once, even when the sign-in runs twice.
+        let answer = ProviderAnswer(claims)
+        let submission = FederatedSignIn.Submission(
+            provider: provider, givenName: givenName, familyName: familyName, claims: { try await answer.value() })
         do {
-            return try await attempt(
-                claims: claims, provider: provider, client: client, givenName: givenName, familyName: familyName, acceptTerms: acceptTerms,
-                meta: meta, target: target)
+            return try await runner.signIn(strategy, submission: submission, request: request, target: target)
         } catch StoreError.conflict {
             // Two first sign-ins of one identity at once (an access token sent twice): the second
             // attempt finds the identity the first made.
-            return try await attempt(
-                claims: claims, provider: provider, client: client, givenName: givenName, familyName: familyName, acceptTerms: acceptTerms,
-                meta: meta, target: target)
+            return try await runner.signIn(strategy, submission: submission, request: request, target: target)
         }
     }
+}
 
-    private func attempt(
-        claims: FederatedClaims, provider: SocialProvider, client: ClientRecord, givenName: String?, familyName: String?,
-        acceptTerms: Bool, meta: RequestMeta, target: SessionTarget
-    ) async throws -> SignedIn {
-        let now = services.clock.now()
-        let (identifier, email, config) = try FederatedIdentity.of(claims, provider: provider)
-        let known = try await services.persistence.read { stores -> (CredentialRecord?, UserRecord?) in
-            let credential = try await stores.credentials.find(type: .oidc, identifier: identifier)
-            if let credential { return (credential, try await stores.users.find(id: credential.userID)) }
-            return (nil, try await email.asyncMap { try await stores.users.find(email: $0) } ?? nil)
-        }
-        let isNew = known.0 == nil && known.1 == nil
-        if known.0 == nil, let existing = known.1, !(claims.emailVerified && existing.emailVerified) {
-            throw GatehouseError.identityLinkRequired
-        }
-        if isNew { try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now) }
+/// The provider's answer, fetched once: a second run of a sign-in must not check a single-use nonce
+/// or code again.
+private actor ProviderAnswer {
+    let fetch: @Sendable () async throws -> FederatedClaims
+    var claims: FederatedClaims?
 
-        var profile = Profile()
-        profile.givenName = givenName ?? claims.givenName
-        profile.familyName = familyName ?? claims.familyName
-        profile.name = claims.name ?? [profile.givenName, profile.familyName].compactMap { $0 }.joined(separator: " ").nilIfEmpty
-        let method = "social:" + provider.id
-        let changes = try await services.hooks.before(
-            HookEvent(
-                point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, userID: known.1?.id,
-                profile: isNew ? profile : nil, meta: meta))
-        if let changed = changes.profile { profile.merge(changed) }
+    init(_ fetch: @escaping @Sendable () async throws -> FederatedClaims) { self.fetch = fetch }
 
-        let finalProfile = profile
-        let starter = services.starter
-        let (user, start, event) = try await services.persistence.transaction { stores -> (UserRecord, SessionStart, HookEvent) in
-            var user: UserRecord
-            var credentialID: String
-            if let credential = try await stores.credentials.find(type: .oidc, identifier: identifier),
-                let owner = try await stores.users.find(id: credential.userID)
-            {
-                user = owner
-                credentialID = credential.id
-            } else {
-                if let existing = known.1 {
-                    user = existing
-                } else {
-                    user = UserRecord(
-                        email: email, emailVerified: email != nil && claims.emailVerified, profile: finalProfile,
-                        appMetadata: changes.appMetadata, createdAt: now)
-                    do {
-                        try await stores.users.insert(user)
-                    } catch StoreError.conflict {
-                        // The address was taken between the read and now: the same rule as above.
-                        throw GatehouseError.identityLinkRequired
-                    }
-                }
-                let credential = CredentialRecord(userID: user.id, type: .oidc, identifiers: [identifier], config: config, createdAt: now)
-                try await stores.credentials.insert(credential)
-                credentialID = credential.id
-            }
-            guard user.state == .active else { throw GatehouseError.accountDisabled }
-            if acceptTerms { try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores) }
-            let start = try await starter.start(
-                Authentication(userID: user.id, amr: [AuthenticationMethod.federated], isNew: isNew, credentialID: credentialID),
-                client: client, target: target, meta: meta, stores: stores)
-            let event = HookEvent(
-                point: isNew ? .signup : .login, clientID: client.id, method: method, identifier: email, userID: user.id, meta: meta)
-            // A sign-in waiting for its second factor has not signed in yet; a new account exists all the same.
-            if start.isStarted {
-                try await stores.users.recordLogin(id: user.id, at: now)
-                user.lastLoginAt = now
-                if !isNew, let metadata = changes.appMetadata {
-                    user.appMetadata = (user.appMetadata ?? [:]).merging(metadata) { $1 }
-                    try await stores.users.update(user)
-                }
-            }
-            if isNew || start.isStarted { try await services.recordEvent(event, stores: stores) }
-            return (user, start, event)
-        }
-        let started = try start.get()
-        await services.hooks.after(event)
-        return SignedIn(started: started, user: user, client: client, isNew: isNew)
+    func value() async throws -> FederatedClaims {
+        if let claims { return claims }
+        let fetched = try await fetch()
+        claims = fetched
+        return fetched
     }
 }
 

@@ -44,11 +44,11 @@ public struct SocialSignInFlow: Sendable {
     public func signIn(_ request: Request) async throws -> TokenResponse {
         let client = try await services.clients.resolve(request.clientID)
         let provider = try SocialAccounts.provider(request.providerID, for: client, services: services)
-        let claims = try await verify(request, provider: provider, client: client)
         let signedIn = try await SocialAccounts(services: services).signIn(
-            claims: claims, provider: provider, client: client, givenName: request.givenName, familyName: request.familyName,
+            provider: provider, client: client, givenName: request.givenName, familyName: request.familyName,
             acceptTerms: request.acceptTerms, meta: request.meta,
-            target: .app(.init(scopes: SessionIssuer.grant(requested: nil, client: client))))
+            target: .app(.init(scopes: SessionIssuer.grant(requested: nil, client: client)))
+        ) { try await verify(request, provider: provider, client: client) }
         let started = try signedIn.started.app()
         return try await services.issuer.response(
             session: started.session, refreshToken: started.refreshToken, client: client, user: signedIn.user, isNew: signedIn.isNew)
@@ -56,6 +56,34 @@ public struct SocialSignInFlow: Sendable {
 
     /// The request's token checked as its kind requires; shared with linking from `/v1/me`.
     func verify(_ request: Request, provider: SocialProvider, client: ClientRecord) async throws -> FederatedClaims {
+        try Self.validate(request, provider: provider)
+        let meta = request.meta
+        let now = services.clock.now()
+        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
+        let accounts = SocialAccounts(services: services)
+        return try await accounts.checking(provider: provider, client: client, meta: meta) {
+            if let idToken = request.idToken, let nonce = request.nonce {
+                guard let verifier = services.social.verifier else { throw IDTokenError.providerMisconfigured }
+                let claims = try await verifier.verify(idToken, provider: provider, nonce: nonce, now: now)
+                // A nonce is good once: a token captured on its way to us cannot be played again.
+                let key = "social-nonce:" + Secrets.sha256Hex(provider.id + "\u{0}" + nonce)
+                let uses = try await services.persistence.transaction { stores in
+                    try await stores.attempts.recordFailure(key: key, now: now, window: 24 * 3600)
+                }
+                if uses.count > 1 { throw IDTokenError.replayed }
+                return claims
+            }
+            guard let http = services.social.http else { throw IDTokenError.providerMisconfigured }
+            var userinfo = provider.endpoints.userinfo
+            if userinfo == nil, provider.kind == .oidc || provider.kind == .linkedin, let cache = services.social.verifier?.cache {
+                userinfo = try await cache.discovery(provider).userinfo_endpoint
+            }
+            return try await ProviderAPI(http: http).verifyAccessToken(request.accessToken ?? "", provider: provider, userinfoURL: userinfo)
+        }
+    }
+
+    /// The shape of the request, before anything is counted or asked of the provider.
+    static func validate(_ request: Request, provider: SocialProvider) throws {
         var result = ValidationResult()
         switch (request.idToken, request.accessToken) {
         case (.some, .some), (.none, .none):
@@ -81,28 +109,5 @@ public struct SocialSignInFlow: Sendable {
             result.invalidate(field: field, code: .tooLong, message: "Use at most 200 characters.")
         }
         guard result.isValid else { throw GatehouseError.validation(result) }
-        let meta = request.meta
-        let now = services.clock.now()
-        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
-        let accounts = SocialAccounts(services: services)
-        return try await accounts.checking(provider: provider, client: client, meta: meta) {
-            if let idToken = request.idToken, let nonce = request.nonce {
-                guard let verifier = services.social.verifier else { throw IDTokenError.providerMisconfigured }
-                let claims = try await verifier.verify(idToken, provider: provider, nonce: nonce, now: now)
-                // A nonce is good once: a token captured on its way to us cannot be played again.
-                let key = "social-nonce:" + Secrets.sha256Hex(provider.id + "\u{0}" + nonce)
-                let uses = try await services.persistence.transaction { stores in
-                    try await stores.attempts.recordFailure(key: key, now: now, window: 24 * 3600)
-                }
-                if uses.count > 1 { throw IDTokenError.replayed }
-                return claims
-            }
-            guard let http = services.social.http else { throw IDTokenError.providerMisconfigured }
-            var userinfo = provider.endpoints.userinfo
-            if userinfo == nil, provider.kind == .oidc || provider.kind == .linkedin, let cache = services.social.verifier?.cache {
-                userinfo = try await cache.discovery(provider).userinfo_endpoint
-            }
-            return try await ProviderAPI(http: http).verifyAccessToken(request.accessToken ?? "", provider: provider, userinfoURL: userinfo)
-        }
     }
 }

@@ -207,12 +207,12 @@ public struct SocialWebFlow: Sendable {
                 return .redirect(try back([("error", ErrorCode.accessDenied.rawValue)]))
             }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
-            let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
             let name = names(data, callback)
             let grant = try await SocialAccounts(services: services).signIn(
-                claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta,
+                provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta,
                 target: .authorizationCode(.init(redirectURI: redirect, pkce: flow.pkce, acceptTerms: data.acceptTerms == true))
-            ).started.code()
+            ) { try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta) }
+            .started.code()
             return .redirect(try back([("code", grant)]))
         } catch let error as GatehouseError where error.category != .internalFailure {
             // A sign-in waiting for a second factor: the app completes it by the flow's id.
@@ -238,13 +238,13 @@ public struct SocialWebFlow: Sendable {
                 return .redirect(try AuthorizationCodes.append([("error", ErrorCode.accessDenied.rawValue)], to: page))
             }
             let provider = try SocialAccounts.provider(providerID, for: client, services: services)
-            let claims = try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta)
             let name = names(data, callback)
             let signedIn: SignedIn
             do {
                 signedIn = try await SocialAccounts(services: services).signIn(
-                    claims: claims, provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta,
-                    target: .browser(.init(current: callback.browser, authorizeFlowID: authorizeFlow)))
+                    provider: provider, client: client, givenName: name.given, familyName: name.family, meta: callback.meta,
+                    target: .browser(.init(current: callback.browser, authorizeFlowID: authorizeFlow))
+                ) { try await providerClaims(flow: flow, code: callback.code, provider: provider, client: client, meta: callback.meta) }
             } catch let error as GatehouseError where error.code == .mfaRequired {
                 guard let pending = error.pendingFlow else { throw error }
                 return .hosted(

@@ -6,7 +6,6 @@ public struct VerificationFlow: Sendable {
     let services: CoreServices
     let clients: ClientResolver
     let codes: OneTimeCodes
-    let issuer: SessionIssuer
 
     /// The binding of the verification-mail cool-down, shared with the sign-up that sends the first mail.
 
@@ -14,7 +13,6 @@ public struct VerificationFlow: Sendable {
         self.services = services
         self.clients = services.clients
         self.codes = OneTimeCodes(services: services)
-        self.issuer = services.issuer
     }
 
     /// Where a verified link leads.
@@ -51,25 +49,17 @@ public struct VerificationFlow: Sendable {
 
     /// `{email, code}`: verifies and signs in.
     public func verify(email raw: String, code: String, clientID: String?, meta: RequestMeta) async throws -> TokenResponse {
-        let client = try await clients.resolve(clientID)
-        let email = EmailAddress.normalize(raw)
-        try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
-        // The hook learns whose account it is when there is one; the lookup is skipped without hooks.
-        let known = services.hooks.hasBeforeHooks ? try await services.persistence.read { try await $0.users.find(email: email) } : nil
-        try await services.hooks.before(
-            HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: email, userID: known?.id, meta: meta))
-        let record = try await services.auditingCodeCheck(method: "email_verification", identifier: email, clientID: client.id, meta: meta)
-        {
-            try await codes.redeem(code: code, purpose: .verifyEmail, identifier: email, clientID: client.id)
-        }
-        return try await signIn(record, client: client, meta: meta)
+        try await FlowRunner(services: services).signIn(
+            MailedCodeSignIn(services: services, purpose: .verifyEmail), submission: .code(email: raw, code: code),
+            request: .init(clientID: clientID, meta: meta))
     }
 
     /// `{token}` from the mail's link, posted by an app: verifies and signs in.
     public func verify(token: String, meta: RequestMeta) async throws -> TokenResponse {
-        let record = try await codes.redeem(token: token, purpose: .verifyEmail)
-        let client = try await clients.resolve(record.clientID)
-        return try await signIn(record, client: client, meta: meta)
+        guard let record = try await codes.peek(token: token, purpose: .verifyEmail) else { throw OneTimeCodes.expired }
+        return try await FlowRunner(services: services).signIn(
+            MailedCodeSignIn(services: services, purpose: .verifyEmail), submission: .token(token, record: record),
+            request: .init(clientID: record.clientID, meta: meta))
     }
 
     /// `GET /verify?token=`: verifies, then returns to the app with an authorization code when the
@@ -83,72 +73,47 @@ public struct VerificationFlow: Sendable {
     /// `binding`: the browser's flow cookie, for the pages the link may continue through (the client's
     /// terms, its required fields) before the app gets its code.
     public func followLink(token: String, binding: String) async throws -> LinkOutcome {
-        let record = try await codes.redeem(token: token, purpose: .verifyEmail)
-        let client = try await clients.resolve(record.clientID)
-        let (user, firstSignIn) = try await markVerified(record, method: "email_link")
-        let link = record.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
+        guard let peeked = try await codes.peek(token: token, purpose: .verifyEmail) else { throw OneTimeCodes.expired }
+        let client = try await clients.resolve(peeked.clientID)
+        let link = peeked.data.flatMap { try? JSONDecoder().decode(VerificationMessages.LinkData.self, from: Data($0.utf8)) }
         guard let redirect = link?.redirectTo, client.redirectURIs.contains(redirect) else {
-            return .confirmed(email: user.email ?? "")
+            // No app to return to: the address is proved, and nobody signs in.
+            return .confirmed(email: try await markVerified(token: token).user.email ?? "")
         }
-        if let flow = try await AuthorizeFlow(services: services).continueLink(
-            user: user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode],
-            isNew: firstSignIn,
-            binding: binding)
-        {
-            return .continueFlow(flow)
+        let user = try await peeked.userID.asyncMap { id in try await services.persistence.read { try await $0.users.find(id: id) } } ?? nil
+        let authorize = AuthorizeFlow(services: services)
+        if let user, try await authorize.linkNeedsPages(user: user, client: client) {
+            // The client's terms or fields first: the code is issued when its pages are done.
+            let proved = try await markVerified(token: token)
+            if let flow = try await authorize.continueLink(
+                user: proved.user, client: client, redirectURI: redirect, pkce: link?.pkce, amr: [AuthenticationMethod.oneTimeCode],
+                isNew: proved.firstSignIn, binding: binding)
+            {
+                return .continueFlow(flow)
+            }
         }
-        let starter = services.starter
-        let authentication = Authentication(userID: user.id, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn)
-        let start = try await services.persistence.transaction { stores in
-            try await starter.start(
-                authentication, client: client, target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)),
-                meta: RequestMeta(),
-                stores: stores)
-        }
-        return .redirect(try AuthorizationCodes.append(code: try start.get().code(), to: redirect))
+        let signedIn = try await FlowRunner(services: services).signIn(
+            MailedCodeSignIn(services: services, purpose: .verifyEmail), submission: .token(token, record: peeked),
+            request: .init(clientID: client.id, meta: RequestMeta()),
+            target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)))
+        return .redirect(try AuthorizationCodes.append(code: try signedIn.started.code(), to: redirect))
     }
 
-    private func signIn(_ record: OneTimeCodeRecord, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
-        let (user, firstSignIn) = try await markVerified(record, method: "email_code", meta: meta)
-        await services.hooks.after(
-            HookEvent(point: .verification, clientID: client.id, method: "email_code", identifier: user.email, userID: user.id, meta: meta))
-        let scopes = SessionIssuer.grant(requested: nil, client: client)
-        let starter = services.starter
-        let authentication = Authentication(userID: user.id, amr: [AuthenticationMethod.oneTimeCode], isNew: firstSignIn)
-        let start = try await services.persistence.transaction { stores in
-            try await starter.start(authentication, client: client, target: .app(.init(scopes: scopes)), meta: meta, stores: stores)
-        }
-        let started = try start.get().app()
-        return try await issuer.response(
-            session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: firstSignIn)
-    }
-
-    /// The account, and whether this is its first sign-in: an account that had to verify its address
-    /// before signing in meets its app here for the first time (`is_new`).
-    private func markVerified(
-        _ record: OneTimeCodeRecord, method: String, meta: RequestMeta = RequestMeta()
-    ) async throws
-        -> (UserRecord, firstSignIn: Bool)
-    {
+    /// Uses the link and proves its address, without signing anyone in (a confirmation page, or the
+    /// hosted pages that come before the app's code).
+    private func markVerified(token: String) async throws -> (user: UserRecord, firstSignIn: Bool) {
+        let record = try await codes.redeem(token: token, purpose: .verifyEmail)
         let now = services.clock.now()
-        guard let userID = record.userID else { throw OneTimeCodes.expired }
-        return try await services.persistence.transaction { stores in
-            guard var user = try await stores.users.find(id: userID), user.email == record.identifier else {
-                throw OneTimeCodes.expired
-            }
-            guard user.state == .active else { throw GatehouseError.accountDisabled }
-            let firstSignIn = !user.emailVerified && user.lastLoginAt == nil
-            if !user.emailVerified {
-                user.emailVerified = true
-                user.updatedAt = now
-                try await stores.users.update(user)
-                try await services.recordEvent(
-                    HookEvent(
-                        point: .verification, clientID: record.clientID, method: method, identifier: user.email, userID: user.id,
-                        meta: meta),
-                    stores: stores)
-            }
-            return (user, firstSignIn)
+        let (user, firstSignIn, event) = try await services.persistence.transaction { stores in
+            let proved = try await MailedCodeSignIn.proveAddress(record, now: now, stores: stores)
+            guard proved.newlyProved else { return (proved.user, proved.firstSignIn, HookEvent?.none) }
+            let event = HookEvent(
+                point: .verification, clientID: record.clientID, method: "email_link", identifier: proved.user.email,
+                userID: proved.user.id, meta: RequestMeta())
+            try await services.recordEvent(event, stores: stores)
+            return (proved.user, proved.firstSignIn, event)
         }
+        if let event { await services.hooks.after(event) }
+        return (user, firstSignIn)
     }
 }
