@@ -17,16 +17,18 @@ struct AssuranceGateTests {
     /// Every sign-in method the harness can drive without a provider's network.
     enum Method: String, CaseIterable, CustomTestStringConvertible {
         case password, signUp, mailCode, textCode, verificationCode, verificationLink, recovery, deviceAuthenticator, socialIDToken
-        case hostedPassword, hostedCode, hostedSignUp, webSession
+        case socialAccessToken, socialWebCallback, hostedPassword, hostedCode, hostedSignUp, hostedProvider, webSession
 
         var testDescription: String { rawValue }
 
         /// What the method starts once the factor is in.
         var starts: KeyPath<StartedCounts, Int> {
             switch self {
-            case .password, .signUp, .mailCode, .textCode, .verificationCode, .recovery, .deviceAuthenticator, .socialIDToken: \.appSessions
-            case .hostedPassword, .hostedCode, .hostedSignUp, .webSession: \.browserSessions
-            case .verificationLink: \.authorizationCodes
+            case .password, .signUp, .mailCode, .textCode, .verificationCode, .recovery, .deviceAuthenticator, .socialIDToken,
+                .socialAccessToken:
+                \.appSessions
+            case .hostedPassword, .hostedCode, .hostedSignUp, .hostedProvider, .webSession: \.browserSessions
+            case .verificationLink, .socialWebCallback: \.authorizationCodes
             }
         }
     }
@@ -206,7 +208,7 @@ struct AssuranceGateTests {
             _ = try await recovery.request(email: "ada@example.com", clientID: "app", meta: Self.meta)
             let code = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "recovery").last?["code"])
             _ = try await recovery.verify(email: "ada@example.com", code: code, token: nil, clientID: "app", meta: Self.meta)
-        case .hostedPassword, .hostedCode, .hostedSignUp:
+        case .hostedPassword, .hostedCode, .hostedSignUp, .hostedProvider:
             let authorize = AuthorizeFlow(services: services)
             let binding = Self.binding
             guard
@@ -221,6 +223,20 @@ struct AssuranceGateTests {
                 outcome = try await authorize.signIn(
                     flow, binding: binding, email: "ada@example.com", password: Self.password, browser: nil, meta: Self.meta
                 ).0
+            case .hostedProvider:
+                let web = SocialWebFlow(services: services)
+                let started = try await web.startHosted(providerID: "local", authorizeFlowID: flow, clientID: "app", meta: Self.meta)
+                // The provider's code is the nonce it was asked for (see ``ScriptedFederation``).
+                let answer = try await web.callback(
+                    providerID: "local",
+                    .init(
+                        state: started.flowID.uuidString, code: try Self.nonce(in: started.providerURL), error: nil,
+                        browserToken: started.browserToken, appleUser: nil, meta: Self.meta, hostedBinding: binding))
+                guard case .hosted(let hosted, _) = answer else {
+                    Issue.record("the provider's callback did not go on with the hosted flow: \(answer)")
+                    return .started
+                }
+                outcome = hosted
             case .hostedCode:
                 _ = try await authorize.sendCode(flow, binding: binding, identifier: "ada@example.com", meta: Self.meta)
                 let code = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "otp").last?["code"])
@@ -253,6 +269,26 @@ struct AssuranceGateTests {
                 idp.claims(subject: "s-1", audience: "gate-app", nonce: nonce, email: "ida@example.com", now: core.clock.now()))
             _ = try await SocialSignInFlow(services: services).signIn(
                 .init(providerID: "local", idToken: token, nonce: nonce, clientID: "app", meta: Self.meta))
+        case .socialAccessToken:
+            _ = try await SocialSignInFlow(services: services).signIn(
+                .init(providerID: "local", accessToken: "at-ida", clientID: "app", meta: Self.meta))
+        case .socialWebCallback:
+            let web = SocialWebFlow(services: services)
+            let started = try await web.start(
+                providerID: "local", clientID: "app", redirectTo: Self.redirect, codeChallenge: Self.challenge, challengeMethod: "S256",
+                state: "app-state", meta: Self.meta)
+            let answer = try await web.callback(
+                providerID: "local",
+                .init(
+                    state: started.flowID.uuidString, code: try Self.nonce(in: started.providerURL), error: nil,
+                    browserToken: started.browserToken, appleUser: nil, meta: Self.meta))
+            guard case .redirect(let url) = answer, let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems else {
+                return .started
+            }
+            // The app learns of the waiting sign-in from its redirect, as `error` and `flow_id`.
+            guard items.first(where: { $0.name == "error" })?.value == "mfa_required" else { return .started }
+            #expect(items.first { $0.name == "state" }?.value == "app-state")
+            return .api(items.first { $0.name == "flow_id" }?.value.flatMap(UUID.init(uuidString:)))
         case .webSession:
             let web = WebSessionFlow(services: services)
             let url = try await web.create(try await Self.principal(existing, core: core), redirectTo: nil, meta: Self.meta)
@@ -273,19 +309,51 @@ struct AssuranceGateTests {
         return Principal(claims: claims, session: session, user: user)
     }
 
-    /// An OpenID provider whose keys come from memory (the `FederationHTTP` port), not the network.
+    /// An OpenID provider that answers from memory (the `FederationHTTP` port), not the network: its
+    /// keys, its token introspection and user info for a native access token, and its token endpoint
+    /// for the web flow.
     static func social(_ idp: TestIDTokenIssuer) -> SocialFederation {
-        let jwksURI = "https://idp.test/jwks"
-        let provider = SocialProvider(id: "local", kind: .oidc, issuers: [idp.issuer], jwksURI: jwksURI, clientIDs: ["gate-app"])
-        return SocialFederation(providers: [provider], fetcher: StaticFederation(answers: [jwksURI: Data(idp.jwks.utf8)]))
+        let provider = SocialProvider(
+            id: "local", kind: .oidc, issuers: [idp.issuer], jwksURI: ScriptedFederation.jwks, clientIDs: ["gate-app"],
+            clientSecret: "gate-secret",
+            endpoints: .init(
+                authorization: "https://idp.test/authorize", token: ScriptedFederation.token, userinfo: ScriptedFederation.userinfo,
+                introspection: ScriptedFederation.introspection))
+        return SocialFederation(providers: [provider], fetcher: ScriptedFederation(idp: idp))
     }
 
-    /// Answers the URLs it knows; anything else is a 404.
-    struct StaticFederation: FederationHTTP {
-        let answers: [String: Data]
+    /// The nonce the provider was asked for, from the URL the browser is sent to.
+    static func nonce(in url: URL) throws -> String {
+        try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "nonce" }?.value)
+    }
+
+    /// The provider's side of every call. Its web flow takes the nonce as the code, so the ID token it
+    /// answers carries the nonce the flow asked for.
+    struct ScriptedFederation: FederationHTTP {
+        static let jwks = "https://idp.test/jwks"
+        static let token = "https://idp.test/token"
+        static let userinfo = "https://idp.test/userinfo"
+        static let introspection = "https://idp.test/introspect"
+        let idp: TestIDTokenIssuer
 
         func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
-            answers[request.url].map { (200, $0) } ?? (404, Data())
+            let form = Dictionary(
+                (URLComponents(string: "?" + String(decoding: request.body ?? Data(), as: UTF8.self))?.queryItems ?? []).map {
+                    ($0.name, $0.value ?? "")
+                }, uniquingKeysWith: { $1 })
+            switch request.url {
+            case Self.jwks: return (200, Data(idp.jwks.utf8))
+            case Self.introspection:
+                return (200, Data(#"{"active": true, "client_id": "gate-app"}"#.utf8))
+            case Self.userinfo:
+                return (200, Data(#"{"sub": "s-at", "email": "ida-at@example.com", "email_verified": true}"#.utf8))
+            case Self.token:
+                let nonce = form["code"] ?? ""
+                let idToken = try idp.token(
+                    idp.claims(subject: "s-web", audience: "gate-app", nonce: nonce, email: "ida-web@example.com", now: Date()))
+                return (200, Data(#"{"access_token": "at-web", "token_type": "Bearer", "id_token": "\#(idToken)"}"#.utf8))
+            default: return (404, Data())
+            }
         }
     }
 
