@@ -51,6 +51,9 @@ final class RecordingHook: FlowHook {
 
     func before(_ event: HookEvent) async throws -> HookVerdict {
         events.append("before \(event.point.rawValue) \(event)")
+        if event.point == .flowStart, event.meta.ipAddress == "198.51.100.66" {
+            return .deny(ValidationResult())
+        }
         if event.point == .signup, event.identifier?.hasSuffix("@blocked.example") == true {
             var result = ValidationResult()
             result.invalidate(field: "email", code: .invalidValue, message: "This domain may not sign up.")
@@ -139,22 +142,31 @@ struct CustomStrategyTests {
         await core.stop()
     }
 
-    @Test("Persisted flows: CSRF checked, advanced once per step, finished exactly once, expired after their lifetime")
+    @Test(
+        "Persisted flows: a flow_start hook may refuse one, CSRF checked, advanced once per step, finished exactly once (flow_complete once), expired after their lifetime"
+    )
     func persistedFlows() async throws {
-        let core = try await CoreHarness.start()
+        let hook = RecordingHook()
+        let core = try await CoreHarness.start(hooks: [hook])
         let client = try await core.createClient(id: "app", redirectURIs: ["com.example.app:/done"]).client
         let runner = FlowRunner(services: core.services)
-        await #expect(throws: GatehouseError.self) {
-            try await runner.begin(.authorize, client: client, redirectURI: "com.example.evil:/done")
+        for uri in ["com.example.evil:/done", "//evil.example/done"] {
+            await #expect(throws: GatehouseError.self) {
+                try await runner.begin(.authorize, client: client, redirectURI: uri, meta: Self.meta)
+            }
         }
-        let begun = try await runner.begin(.authorize, client: client, redirectURI: "com.example.app:/done", state: "xyz")
+        await #expect(throws: GatehouseError.self) {
+            try await runner.begin(.authorize, client: client, meta: RequestMeta(ipAddress: "198.51.100.66"))
+        }
+        let begun = try await runner.begin(
+            .authorize, client: client, redirectURI: "com.example.app:/done", state: "xyz", meta: Self.meta)
         do {
-            _ = try await runner.load(begun.flow.id, kind: .authorize, csrfToken: "gh_csrf_wrong")
+            _ = try await runner.load(begun.flow.id, kind: .authorize, binding: "gh_csrf_wrong")
             Issue.record("a wrong CSRF token loaded the flow")
         } catch let error as GatehouseError {
             #expect(error.code == .csrfFailed)
         }
-        let loaded = try await runner.load(begun.flow.id, kind: .authorize, csrfToken: begun.csrfToken)
+        let loaded = try await runner.load(begun.flow.id, kind: .authorize, binding: begun.csrfToken)
         #expect(loaded.state == "xyz" && loaded.step == .started)
         let ada = UserRecord(email: "ada@example.com", createdAt: core.clock.now())
         try await core.persistence.transaction { try await $0.users.insert(ada) }
@@ -169,8 +181,10 @@ struct CustomStrategyTests {
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(winners == 1 && moved.userID == user)
+        #expect(hook.events.all.filter { $0.hasPrefix("before flow_start") }.count == 2)
+        #expect(hook.events.all.filter { $0.hasPrefix("after flow_complete") }.count == 1)
 
-        let late = try await runner.begin(.login, client: client)
+        let late = try await runner.begin(.login, client: client, meta: Self.meta)
         core.clock.advance(by: core.services.settings.flowLifetime + 1)
         await #expect(throws: GatehouseError.self) { try await runner.complete(late.flow.id) }
         await core.stop()

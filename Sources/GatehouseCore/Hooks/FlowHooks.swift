@@ -4,7 +4,8 @@ import Logging
 
 /// The points in the flows where operator code may take part. Before-points may refuse (with the
 /// same ``ValidationResult`` an app already receives) or change what the flow stores; after-points
-/// only learn what happened. The last three are after-points only.
+/// only learn what happened. `password_change`, `logout`, `authenticator_removal` and `flow_complete`
+/// are after-points only.
 public enum HookPoint: String, Sendable, Hashable, CaseIterable, Codable {
     case signup
     case login
@@ -15,9 +16,18 @@ public enum HookPoint: String, Sendable, Hashable, CaseIterable, Codable {
     case passwordChange = "password_change"
     case logout
     case authenticatorRemoval = "authenticator_removal"
+    /// A persisted flow begins (the hosted sign-in, a provider's web sign-in, a device challenge): a
+    /// before-hook may refuse it before any page is shown or any provider asked.
+    case flowStart = "flow_start"
+    /// A persisted flow was used up (its code issued, its provider answer taken, its challenge answered).
+    case flowComplete = "flow_complete"
 
-    /// The points a before-hook is asked at.
-    public static let beforePoints: [HookPoint] = [.signup, .login, .recovery, .verification, .tokenIssue, .profileUpdate]
+    /// The points a before-hook can be asked at.
+    public static let beforePoints: [HookPoint] = [.signup, .login, .recovery, .verification, .tokenIssue, .profileUpdate, .flowStart]
+
+    /// The points a hook that names none is asked at: every before-point but `flow_start`, which a hook
+    /// must ask for (it is asked once per sign-in page, before anyone is known).
+    public static let defaultPoints: Set<HookPoint> = Set(beforePoints).subtracting([.flowStart])
 }
 
 /// What a hook sees. Only non-secret input: never a password, a code, a token or a key, by

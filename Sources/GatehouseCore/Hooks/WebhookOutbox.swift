@@ -21,7 +21,8 @@ public struct WebhookSubscription: Sendable, Hashable {
 }
 
 extension HookPoint {
-    /// The webhook event type an after-point reports; token issue is too frequent to report.
+    /// The webhook event type an after-point reports; token issue and the flows' points are too
+    /// frequent to report.
     public var webhookType: String? {
         switch self {
         case .signup: "user.created"
@@ -32,7 +33,7 @@ extension HookPoint {
         case .passwordChange: "password.changed"
         case .logout: "session.revoked"
         case .authenticatorRemoval: "authenticator.deregistered"
-        case .tokenIssue: nil
+        case .tokenIssue, .flowStart, .flowComplete: nil
         }
     }
 

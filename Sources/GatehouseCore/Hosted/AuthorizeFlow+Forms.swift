@@ -65,12 +65,7 @@ extension AuthorizeFlow {
         var next = state
         next.pendingFactor = pending.id
         next.factors = pending.factors
-        let now = services.clock.now()
-        let data = try Self.encode(next)
-        let moved = try await services.persistence.transaction { stores in
-            try await stores.flows.advance(id: flow.id, from: flow.step, to: .secondFactor, userID: nil, data: data, at: now)
-        }
-        guard moved else { throw Self.gone }
+        _ = try await FlowRunner(services: services).advance(flow, to: .secondFactor, data: try Self.encode(next))
         return .show(flow.id)
     }
 

@@ -106,7 +106,7 @@ public struct AuthorizeFlow: Sendable {
         // Each flow is a row: counted per address block like a social sign-in started in the browser,
         // so a flood of authorization requests cannot fill the table.
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
-        return .show(try await create(state: state, step: step, userID: userID, client: client, binding: binding))
+        return .show(try await create(state: state, step: step, userID: userID, client: client, binding: binding, meta: meta))
     }
 
     /// A verification link followed in a browser, for a client that still needs the user's terms or
@@ -118,7 +118,7 @@ public struct AuthorizeFlow: Sendable {
         state.linkAMR = amr
         state.isNew = isNew ? true : nil
         guard let next = try await nextStep(user: user, client: client, state: state) else { return nil }
-        return try await create(state: state, step: next, userID: user.id, client: client, binding: binding)
+        return try await create(state: state, step: next, userID: user.id, client: client, binding: binding, meta: RequestMeta())
     }
 
     /// Whether a verification link for `client` must go through its pages (terms, fields, a third
@@ -138,15 +138,15 @@ public struct AuthorizeFlow: Sendable {
         return state
     }
 
-    private func create(state: State, step: FlowStep, userID: UUID?, client: ClientRecord, binding: String) async throws -> UUID {
-        let now = services.clock.now()
-        let flow = FlowRecord(
-            kind: .authorize, clientID: client.id, redirectURI: state.request.redirectURI, pkce: state.request.pkce,
-            nonce: state.request.nonce, state: state.request.state, csrfHash: Secrets.sha256Hex(binding), step: step, userID: userID,
-            browserSessionID: state.browserSessionID, data: try Self.encode(state), createdAt: now,
-            expiresAt: now.addingTimeInterval(services.settings.flowLifetime))
-        try await services.persistence.transaction { try await $0.flows.insert(flow) }
-        return flow.id
+    private func create(
+        state: State, step: FlowStep, userID: UUID?, client: ClientRecord, binding: String, meta: RequestMeta
+    ) async throws -> UUID {
+        let request = state.request
+        return try await FlowRunner(services: services).begin(
+            .authorize, client: client, step: step, userID: userID, browserSessionID: state.browserSessionID,
+            redirectURI: request.redirectURI, pkce: request.pkce, nonce: request.nonce, state: request.state, data: try Self.encode(state),
+            binding: binding, meta: meta
+        ).flow.id
     }
 
     /// Whether a browser's session can stand in for signing in: no `prompt=login`, and recent enough
@@ -190,10 +190,7 @@ public struct AuthorizeFlow: Sendable {
     // MARK: Steps
 
     func deny(_ flow: FlowRecord, _ state: State) async throws -> Outcome {
-        guard try await services.persistence.transaction({ try await $0.flows.consume(id: flow.id, at: services.clock.now()) }) != nil
-        else {
-            throw Self.gone
-        }
+        _ = try await FlowRunner(services: services).complete(flow.id)
         return refuse(state.request, "access_denied", "The user declined.")
     }
 
@@ -212,11 +209,7 @@ public struct AuthorizeFlow: Sendable {
         guard let next = try await nextStep(user: user, client: client, state: state) else {
             return .respond(try await finish(flowID: flow.id, state: state, userID: user.id, client: client))
         }
-        let moved = try await services.persistence.transaction { stores in
-            try await stores.flows.advance(
-                id: flow.id, from: flow.step, to: next, userID: user.id, data: try Self.encode(state), at: services.clock.now())
-        }
-        guard moved else { throw Self.gone }
+        _ = try await FlowRunner(services: services).advance(flow, to: next, userID: user.id, data: try Self.encode(state))
         return .show(flow.id)
     }
 
@@ -255,10 +248,16 @@ public struct AuthorizeFlow: Sendable {
         let target = SessionTarget.authorizationCode(.init(redirectURI: request.redirectURI, pkce: request.pkce, hosted: hosted))
         let starter = services.starter
         let meta = RequestMeta()
-        let start = try await services.persistence.transaction { stores in
-            if let flowID, try await stores.flows.consume(id: flowID, at: now) == nil { throw Self.gone }
-            return try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
-        }
+        let start =
+            if let flowID {
+                try await FlowRunner(services: services).complete(flowID) { _, stores in
+                    try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
+                }
+            } else {
+                try await services.persistence.transaction { stores in
+                    try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
+                }
+            }
         return .code(try start.get().code(), for: request, issuer: services.tokens.issuer)
     }
 
@@ -274,15 +273,9 @@ public struct AuthorizeFlow: Sendable {
     ) async throws
         -> (FlowRecord, State, ClientRecord)
     {
-        let now = services.clock.now()
-        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .authorize,
-            flow.isOpen(at: now), let data = flow.data, let state = try? JSONDecoder().decode(State.self, from: Data(data.utf8))
-        else { throw Self.gone }
         // Only the browser that started the flow may go on with it.
-        guard Secrets.constantTimeEquals(flow.csrfHash, Secrets.sha256Hex(binding)) else {
-            throw GatehouseError.csrfMismatch
-        }
-        if let step, flow.step != step { throw Self.gone }
+        let flow = try await FlowRunner(services: services).load(id, kind: .authorize, binding: binding, step: step)
+        guard let data = flow.data, let state = try? JSONDecoder().decode(State.self, from: Data(data.utf8)) else { throw Self.gone }
         if flow.step != .started, state.linkAMR == nil, let signedIn = state.browserSessionID, browser?.session.id != signedIn {
             throw Self.gone
         }

@@ -42,7 +42,8 @@ public struct DeviceAuthenticationFlow: Sendable {
         // Not counted per address: it needs a registered authenticator's random id first, and the count
         // cost 5 % of device sign-ins (threat model A2).
         let begun = try await runner.begin(
-            .deviceChallenge, client: client, nonce: nonce, data: data, lifetime: Self.challengeLifetime)
+            .deviceChallenge, client: client, userID: credential.userID, nonce: nonce, data: data, lifetime: Self.challengeLifetime,
+            meta: meta)
         let limit = client.settings.maxFailureCount
         return DeviceChallenge(
             challengeId: begun.flow.id.uuidString.lowercased(), challenge: nonce, expiresIn: Int(Self.challengeLifetime),
@@ -63,7 +64,7 @@ public struct DeviceAuthenticationFlow: Sendable {
         // Consumed before the signature is looked at: a challenge is good for one answer, right or wrong.
         let flow: FlowRecord
         do {
-            flow = try await runner.complete(challengeID)
+            flow = try await runner.complete(challengeID, meta: meta)
         } catch let error as GatehouseError where error.code == .flowExpired {
             throw GatehouseError.challengeExpired
         }

@@ -21,10 +21,12 @@ public struct SecondFactorFlow: Sendable {
 
     public func complete(flowID: UUID, factor factorID: String, response: String, meta: RequestMeta) async throws -> Completed {
         let now = services.clock.now()
-        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: flowID) }), flow.kind == .secondFactor,
-            flow.isOpen(at: now), let data = flow.data,
-            let pending = try? JSONDecoder().decode(PendingSignIn.self, from: Data(data.utf8))
-        else { throw GatehouseError.flowExpired }
+        let runner = FlowRunner(services: services)
+        // The flow's id is the secret here: only the first factor's answer carried it.
+        let flow = try await runner.find(flowID, kind: .secondFactor)
+        guard let data = flow.data, let pending = try? JSONDecoder().decode(PendingSignIn.self, from: Data(data.utf8)) else {
+            throw GatehouseError.flowExpired
+        }
         guard pending.factors.contains(factorID), let factor = services.factors[factorID] else {
             throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Use one of the factors the flow names.")
         }
@@ -35,7 +37,8 @@ public struct SecondFactorFlow: Sendable {
         let key = "second-factor:" + flowID.uuidString.lowercased()
         let attempt = try await services.persistence.transaction { try await $0.attempts.recordFailure(key: key, now: now, window: window) }
         if attempt.count > Self.maxAttempts {
-            _ = try await services.persistence.transaction { try await $0.flows.consume(id: flowID, at: now) }
+            // Used up by this attempt or by one beside it: gone either way.
+            _ = try? await runner.complete(flowID, meta: meta)
             throw GatehouseError.flowExpired
         }
         let userID = pending.authentication.userID
@@ -51,8 +54,7 @@ public struct SecondFactorFlow: Sendable {
         }
         let authentication = pending.authentication.completed(with: factor)
         let starter = services.starter
-        let (user, start) = try await services.persistence.transaction { stores -> (UserRecord, SessionStart) in
-            guard try await stores.flows.consume(id: flowID, at: now) != nil else { throw GatehouseError.flowExpired }
+        let (user, start) = try await runner.complete(flowID, meta: meta) { _, stores -> (UserRecord, SessionStart) in
             guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
             try await stores.users.recordLogin(id: userID, at: now)
             return (user, try await starter.start(authentication, client: client, target: pending.target, meta: meta, stores: stores))

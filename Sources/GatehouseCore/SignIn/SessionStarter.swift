@@ -57,14 +57,11 @@ public struct SessionStarter: Sendable {
     private func awaitFactor(
         _ authentication: Authentication, client: ClientRecord, target: SessionTarget, factors: [String], stores: any Stores
     ) async throws -> UUID {
-        let now = clock.now()
         let pending = PendingSignIn(authentication: authentication, target: target, factors: factors)
-        let flow = FlowRecord(
-            kind: .secondFactor, clientID: client.id, csrfHash: Secrets.sha256Hex(Secrets.token(prefix: "gh_csrf_")),
-            userID: authentication.userID, data: String(decoding: try JSONEncoder().encode(pending), as: UTF8.self), createdAt: now,
-            expiresAt: now.addingTimeInterval(min(flowLifetime, 10 * 60)))
-        try await stores.flows.insert(flow)
-        return flow.id
+        return try await FlowRunner.begin(
+            .secondFactor, clientID: client.id, userID: authentication.userID,
+            data: String(decoding: try JSONEncoder().encode(pending), as: UTF8.self), lifetime: min(flowLifetime, 10 * 60),
+            now: clock.now(), stores: stores)
     }
 }
 

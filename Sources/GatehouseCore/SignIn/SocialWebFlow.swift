@@ -35,18 +35,24 @@ public struct SocialWebFlow: Sendable {
     /// the state. An unknown state changes nothing: the callback refuses it.
     public func rememberFormPost(providerID: String, state: String?, appleUser: String?) async throws {
         guard let appleUser, let id = state.flatMap(UUID.init(uuidString:)) else { return }
-        let now = services.clock.now()
-        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: id) }), flow.kind == .social,
-            flow.isOpen(at: now),
-            flow.step == .started, var data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }),
-            data.provider == providerID
+        let runner = FlowRunner(services: services)
+        let flow: FlowRecord
+        do {
+            flow = try await runner.find(id, kind: .social)
+        } catch let error as GatehouseError where error.code == .flowExpired {
+            return
+        }
+        guard flow.step == .started,
+            var data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }), data.provider == providerID
         else { return }
         let name = Self.appleName(appleUser)
         data.givenName = name.given
         data.familyName = name.family
-        let encoded = String(decoding: try JSONEncoder().encode(data), as: UTF8.self)
-        _ = try await services.persistence.transaction {
-            try await $0.flows.advance(id: id, from: .started, to: Self.providerAnswered, userID: nil, data: encoded, at: now)
+        do {
+            _ = try await runner.advance(
+                flow, to: Self.providerAnswered, data: String(decoding: try JSONEncoder().encode(data), as: UTF8.self))
+        } catch let error as GatehouseError where error.code == .flowExpired {
+            // Posted twice: the first post's name stands.
         }
     }
 
@@ -110,11 +116,11 @@ public struct SocialWebFlow: Sendable {
 
         let browserToken = Secrets.token(prefix: "")
         let nonce = Base64URL.encode(Secrets.randomBytes(32))
-        let flow = FlowRecord(
-            kind: .social, clientID: client.id, redirectURI: redirectTo, pkce: pkce, nonce: nonce, state: state,
-            csrfHash: Secrets.sha256Hex(browserToken), data: String(decoding: try JSONEncoder().encode(data), as: UTF8.self),
-            createdAt: now, expiresAt: now.addingTimeInterval(Self.lifetime))
-        try await services.persistence.transaction { try await $0.flows.insert(flow) }
+        let flow = try await FlowRunner(services: services).begin(
+            .social, client: client, redirectURI: redirectTo, pkce: pkce, nonce: nonce, state: state,
+            data: String(decoding: try JSONEncoder().encode(data), as: UTF8.self), binding: browserToken, lifetime: Self.lifetime,
+            meta: meta
+        ).flow
 
         guard var components = URLComponents(string: authorization) else { throw GatehouseError.providerUnavailable }
         var query = components.queryItems ?? []
@@ -180,19 +186,19 @@ public struct SocialWebFlow: Sendable {
     /// redirect it would be).
     public func callback(providerID: String, _ callback: Callback) async throws -> Answer {
         guard let state = callback.state, let flowID = UUID(uuidString: state) else { throw GatehouseError.flowExpired }
-        let now = services.clock.now()
-        guard let flow = try await services.persistence.read({ try await $0.flows.find(id: flowID) }), flow.kind == .social,
-            flow.isOpen(at: now), let redirect = flow.redirectURI,
-            let data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }), data.provider == providerID
-        else { throw GatehouseError.flowExpired }
+        let runner = FlowRunner(services: services)
         // Bound to the browser that started it: a code injected into another browser (login CSRF)
         // finds no cookie there.
-        guard let token = callback.browserToken, Secrets.constantTimeEquals(Secrets.sha256Hex(token), flow.csrfHash) else {
+        guard let token = callback.browserToken else {
+            // A flow nobody has is gone for everyone; one that exists is not this browser's.
+            _ = try await runner.find(flowID, kind: .social)
             throw GatehouseError.csrfMismatch
         }
-        guard try await services.persistence.transaction({ try await $0.flows.consume(id: flowID, at: now) }) != nil else {
-            throw GatehouseError.flowExpired
-        }
+        let flow = try await runner.load(flowID, kind: .social, binding: token)
+        guard let redirect = flow.redirectURI,
+            let data = flow.data.flatMap({ try? JSONDecoder().decode(FlowData.self, from: Data($0.utf8)) }), data.provider == providerID
+        else { throw GatehouseError.flowExpired }
+        _ = try await runner.complete(flowID, meta: callback.meta)
         if let hosted = data.hostedFlow {
             return try await hostedCallback(hosted, flow: flow, providerID: providerID, data: data, callback)
         }

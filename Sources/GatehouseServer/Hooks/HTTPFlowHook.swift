@@ -17,7 +17,9 @@ struct HTTPFlowHook: FlowHook {
     let logger: Logger
 
     func before(_ event: HookEvent) async throws -> HookVerdict {
-        guard hook.points?.contains(event.point) ?? true, hook.clients?.contains(event.clientID) ?? true else { return .allow }
+        guard hook.points?.contains(event.point) ?? HookPoint.defaultPoints.contains(event.point),
+            hook.clients?.contains(event.clientID) ?? true
+        else { return .allow }
         do {
             let verdict = try await call(event)
             let outcome =

@@ -22,7 +22,7 @@ public enum HookTester {
             scopes: point == .tokenIssue ? ["openid", "profile"] : nil,
             meta: RequestMeta(ipAddress: "127.0.0.1", userAgent: "gatehouse hooks test"))
         var outcomes: [Outcome] = []
-        for hook in file.hooks where hook.points?.contains(point) ?? true {
+        for hook in file.hooks where hook.points?.contains(point) ?? HookPoint.defaultPoints.contains(point) {
             guard hook.clients?.contains(clientID) ?? true else {
                 outcomes.append(Outcome(url: hook.url, verdict: "not asked: the hook is for other clients"))
                 continue
