@@ -75,8 +75,8 @@ do {
     let email = argument("--email") ?? "example-\(UUID().uuidString.prefix(8).lowercased())@example.com"
     let password = "example password 123"
     switch try await client.signUp(email: email, password: password) {
-    case .signedIn(let user):
-        print("signed up and in as", user.email ?? "?")
+    case .signedIn(let result):
+        print("signed up and in as", result.user.email ?? "?", "new:", result.isNew)
     case .verificationRequired:
         print("verification mailed to", email)
         let user = try await client.signIn(email: email, verificationCode: try await code(for: email)).user

@@ -46,11 +46,14 @@ struct AuthClientTests {
         try await withLiveServer(server) { base in
             let client = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: InMemorySessionStore()))
             let (log, task) = await record(client)
-            guard case .signedIn(let user) = try await client.signUp(email: "sdk@example.com", password: "correct horse battery") else {
+            guard case .signedIn(let signedUp) = try await client.signUp(email: "sdk@example.com", password: "correct horse battery") else {
                 Issue.record("expected to be signed in")
                 return
             }
+            let user = signedUp.user
             #expect(user.email == "sdk@example.com")
+            // The same result as every sign-in: the account is new, and the session is the client's.
+            #expect(signedUp.isNew && signedUp.session == client.session)
             let (data, response) = try await client.authorizedData(for: meRequest(base))
             #expect(response.statusCode == 200)
             #expect(String(decoding: data, as: UTF8.self).contains("sdk@example.com"))

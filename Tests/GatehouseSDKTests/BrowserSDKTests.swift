@@ -27,10 +27,11 @@ struct BrowserSDKTests {
         }
         let app = client()
         let email = "browser-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-        guard case .signedIn(let user) = try await app.signUp(email: email, password: "a browser passphrase") else {
+        guard case .signedIn(let signedUp) = try await app.signUp(email: email, password: "a browser passphrase") else {
             Issue.record("sign-up did not sign in")
             return
         }
+        let user = signedUp.user
 
         // From the app into the web.
         let refused = try await #require(throws: SDKError.self) { try await app.webSessionURL(redirectTo: "https://evil.example/account") }

@@ -31,10 +31,12 @@ struct HooksSDKTests {
             #expect(refused.validation.fieldMessages["email"] == "Use your work address.")
             #expect(client.currentUser == nil)
 
-            guard case .signedIn(let user) = try await client.signUp(email: "ann@work.example", password: "correct horse battery") else {
+            guard case .signedIn(let signedUp) = try await client.signUp(email: "ann@work.example", password: "correct horse battery")
+            else {
                 Issue.record("expected a signed-in sign-up")
                 return
             }
+            let user = signedUp.user
             #expect(user.appMetadata?["plan"] == .string("trial"))
         }
         await hooks.stop()

@@ -39,10 +39,11 @@ struct PrimerFieldsTests {
             #expect(beige.validation.fieldMessages["favourite_colour"] == "Nobody likes beige.")
 
             validator.calls.withLock { $0.removeAll() }
-            guard case .signedIn(let user) = try await client.signUp(withFields: fields) else {
+            guard case .signedIn(let signedUp) = try await client.signUp(withFields: fields) else {
                 Issue.record("expected a signed-in sign-up")
                 return
             }
+            let user = signedUp.user
             // Once, with every field of the form.
             #expect(validator.calls.withLock { $0.map(\.0) } == [.signUp])
             #expect(validator.calls.withLock { $0.first?.1 } == fields)

@@ -7,11 +7,20 @@ import GatehouseAPI
 
 /// What a sign-up led to.
 public enum SignUpResult: Sendable, Equatable {
-    /// The client needs no verification: the user is signed in.
-    case signedIn(User)
+    /// The client needs no verification: the user is signed in, with the same ``SignInResult`` every
+    /// sign-in answers (`isNew` is `true`: the sign-up made the account).
+    case signedIn(SignInResult)
     /// A verification mail went out; verify by code (``AuthClient/signIn(email:verificationCode:persist:)``) or link
     /// (``AuthClient/handle(url:persist:)``).
     case verificationRequired(User)
+
+    /// The account, signed in or waiting for its verification.
+    public var user: User {
+        switch self {
+        case .signedIn(let result): result.user
+        case .verificationRequired(let user): user
+        }
+    }
 }
 
 extension AuthClient {
@@ -40,7 +49,10 @@ extension AuthClient {
         let (data, response) = try await http.perform(try http.json(http.request("POST", "/v1/signup"), body: body))
         let decoder = WireCoding.decoder()
         if let tokens = try? decoder.decode(TokenResponse.self, from: data) {
-            return .signedIn(try await adopt(tokens, persist: persist).user)
+            var result = try await adopt(tokens, persist: persist)
+            // A server from before `is_new` on sign-up answers without it; a sign-up made the account either way.
+            result.isNew = true
+            return .signedIn(result)
         }
         guard let pending = try? decoder.decode(SignupPendingResponse.self, from: data) else {
             throw GatehouseError(code: GatehouseError.invalidResponse, status: response.statusCode, message: "Unreadable answer.")
