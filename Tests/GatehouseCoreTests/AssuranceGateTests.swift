@@ -46,14 +46,15 @@ struct AssuranceGateTests {
         // An account made before the requirement was turned on, and an app session of it.
         guard
             case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
-                SignupRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+                SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
         else { Issue.record("the set-up sign-up did not sign in"); return }
         // A device key registered before the requirement was turned on.
         let device = P256.Signing.PrivateKey()
         let deviceID = "dev_gate_test_1"
         let authenticator = try await DeviceAuthenticatorsFlow(services: core.services).register(
             try await Self.principal(existing, core: core),
-            AuthenticatorRegistration(type: .pin, deviceId: deviceID, publicKey: Base64URL.encode(device.publicKey.x963Representation)))
+            DeviceAuthenticatorsFlow.Enrolment(
+                type: .pin, deviceID: deviceID, publicKey: Base64URL.encode(device.publicKey.x963Representation)))
         policy.require(for: "app")
         policy.require(for: "verified")
 
@@ -134,7 +135,7 @@ struct AssuranceGateTests {
         var flowID: UUID?
         do {
             _ = try await SignupFlow(services: core.services).signup(
-                SignupRequest(clientId: "app", email: "bob@example.com", password: Self.password), meta: Self.meta)
+                SignupFlow.Registration(clientID: "app", email: "bob@example.com", password: Self.password), meta: Self.meta)
         } catch let error as GatehouseError where error.code == .mfaRequired {
             flowID = error.pendingFlow?.id
         }
@@ -160,9 +161,9 @@ struct AssuranceGateTests {
         defer { Task { await core.stop() } }
         try await core.createClient(id: "app", settings: ["email_verification=off"])
         _ = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
+            SignupFlow.Registration(clientID: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
         let tokens = try await LoginFlow(services: core.services).login(
-            LoginRequest(clientId: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
+            LoginFlow.PasswordSignIn(clientID: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
         #expect(try await core.services.tokens.verify(tokens.accessToken).amr == ["pwd"])
         #expect(core.persistence.startedCounts().appSessions == 2)
     }
@@ -178,24 +179,24 @@ struct AssuranceGateTests {
         switch method {
         case .password:
             _ = try await LoginFlow(services: services).login(
-                LoginRequest(clientId: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+                LoginFlow.PasswordSignIn(clientID: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
         case .signUp:
             _ = try await SignupFlow(services: services).signup(
-                SignupRequest(clientId: "app", email: "new@example.com", password: Self.password), meta: Self.meta)
+                SignupFlow.Registration(clientID: "app", email: "new@example.com", password: Self.password), meta: Self.meta)
         case .mailCode, .textCode:
             let (email, phone) = method == .mailCode ? ("ada@example.com", nil) : (nil, "+4791234567")
             let otp = OTPFlow(services: services)
-            _ = try await otp.send(OTPRequest(clientId: "app", email: email, phone: phone), meta: Self.meta)
+            _ = try await otp.send(OTPFlow.CodeRequest(clientID: "app", email: email, phone: phone), meta: Self.meta)
             let code = try #require(try await core.outboxVariables(to: email ?? phone!, kind: "otp").last?["code"])
-            _ = try await otp.verify(OTPVerifyRequest(clientId: "app", email: email, phone: phone, code: code), meta: Self.meta)
+            _ = try await otp.verify(OTPFlow.CodeSignIn(clientID: "app", email: email, phone: phone, code: code), meta: Self.meta)
         case .verificationCode:
             _ = try await SignupFlow(services: services).signup(
-                SignupRequest(clientId: "verified", email: "grace@example.com", password: Self.password), meta: Self.meta)
+                SignupFlow.Registration(clientID: "verified", email: "grace@example.com", password: Self.password), meta: Self.meta)
             let code = try #require(try await core.outboxVariables(to: "grace@example.com", kind: "verification").last?["code"])
             _ = try await VerificationFlow(services: services).verify(
                 email: "grace@example.com", code: code, clientID: "verified", meta: Self.meta)
         case .verificationLink:
-            var signup = SignupRequest(clientId: "verified", email: "lin@example.com", password: Self.password)
+            var signup = SignupFlow.Registration(clientID: "verified", email: "lin@example.com", password: Self.password)
             signup.redirectTo = Self.redirect
             signup.codeChallenge = Self.challenge
             signup.codeChallengeMethod = "S256"
@@ -256,13 +257,13 @@ struct AssuranceGateTests {
         case .deviceAuthenticator:
             let flow = DeviceAuthenticationFlow(services: services)
             let challenge = try await flow.challenge(
-                DeviceChallengeRequest(clientId: "app", authenticatorId: device.authenticator), meta: Self.meta)
+                DeviceAuthenticationFlow.ChallengeRequest(clientID: "app", authenticatorID: device.authenticator), meta: Self.meta)
             let message = DeviceSignature.message(
                 challengeID: challenge.challengeId, challenge: challenge.challenge, clientID: "app", deviceID: device.id,
                 authenticatorID: device.authenticator)
             let signature = Base64URL.encode(try device.key.signature(for: message).rawRepresentation)
             _ = try await flow.authenticate(
-                DeviceAuthenticationRequest(clientId: "app", challengeId: challenge.challengeId, signature: signature), meta: Self.meta)
+                DeviceAuthenticationFlow.Answer(clientID: "app", challengeID: challenge.challengeId, signature: signature), meta: Self.meta)
         case .socialIDToken:
             let nonce = "n-" + UUID().uuidString
             let token = try idp.token(

@@ -123,7 +123,7 @@ struct CustomStrategyTests {
         let signup = SignupFlow(services: core.services)
         do {
             _ = try await signup.signup(
-                SignupRequest(clientId: "app", email: "eve@blocked.example", password: "correct horse battery"), meta: Self.meta)
+                SignupFlow.Registration(clientID: "app", email: "eve@blocked.example", password: "correct horse battery"), meta: Self.meta)
             Issue.record("the hook's refusal was ignored")
         } catch let error as GatehouseError {
             #expect(error.category == .validation && error.fieldErrors.first?.field == "email")
@@ -131,9 +131,9 @@ struct CustomStrategyTests {
         #expect(try await core.persistence.read { try await $0.users.find(email: "eve@blocked.example") } == nil)
 
         _ = try await signup.signup(
-            SignupRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+            SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         _ = try await LoginFlow(services: core.services).login(
-            LoginRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+            LoginFlow.PasswordSignIn(clientID: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         let lines = hook.events.all
         #expect(lines.filter { $0.hasPrefix("before signup") }.count == 2)
         #expect(lines.contains { $0.hasPrefix("after signup") && $0.contains("userID: Optional(") })

@@ -14,7 +14,7 @@ struct FlowTests {
         let core = try await CoreHarness.start()
         try await core.createClient(id: "app", settings: ["email_verification=off"])
         let outcome = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "Ada@Example.com", password: "correct horse battery"), meta: Self.meta)
+            SignupFlow.Registration(clientID: "app", email: "Ada@Example.com", password: "correct horse battery"), meta: Self.meta)
         guard case .signedIn(let tokens) = outcome else { Issue.record("expected a session"); return }
         #expect(tokens.isNew == true && tokens.refreshToken != nil)
         #expect(try await core.services.tokens.verify(tokens.accessToken).amr == ["pwd"])
@@ -30,19 +30,19 @@ struct FlowTests {
         let core = try await CoreHarness.start()
         try await core.createClient(id: "app")
         let outcome = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "grace@example.com", password: "correct horse battery"), meta: Self.meta)
+            SignupFlow.Registration(clientID: "app", email: "grace@example.com", password: "correct horse battery"), meta: Self.meta)
         guard case .verificationRequired(let user) = outcome else { Issue.record("expected pending"); return }
         #expect(!user.emailVerified)
         await #expect(throws: GatehouseError.self) {
             try await LoginFlow(services: core.services).login(
-                LoginRequest(clientId: "app", email: "grace@example.com", password: "correct horse battery"), meta: Self.meta)
+                LoginFlow.PasswordSignIn(clientID: "app", email: "grace@example.com", password: "correct horse battery"), meta: Self.meta)
         }
         let code = try #require(try await core.outboxVariables(to: "grace@example.com", kind: "verification").last?["code"])
         let tokens = try await VerificationFlow(services: core.services).verify(
             email: "grace@example.com", code: code, clientID: "app", meta: Self.meta)
         #expect(tokens.user?.emailVerified == true)
         let login = try await LoginFlow(services: core.services).login(
-            LoginRequest(clientId: "app", email: "grace@example.com", password: "correct horse battery"), meta: Self.meta)
+            LoginFlow.PasswordSignIn(clientID: "app", email: "grace@example.com", password: "correct horse battery"), meta: Self.meta)
         #expect(login.isNew == false)
         await core.stop()
     }
@@ -52,12 +52,12 @@ struct FlowTests {
         let core = try await CoreHarness.start()
         try await core.createClient(id: "app", settings: ["email_verification=off"])
         _ = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+            SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         let login = LoginFlow(services: core.services)
         for _ in 0..<2 {
             do {
                 _ = try await login.login(
-                    LoginRequest(clientId: "app", email: "ada@example.com", password: "wrong password!"), meta: Self.meta)
+                    LoginFlow.PasswordSignIn(clientID: "app", email: "ada@example.com", password: "wrong password!"), meta: Self.meta)
                 Issue.record("a wrong password signed in")
             } catch let error as GatehouseError {
                 #expect(error.code == .invalidCredentials && error.category == .unauthenticated)
@@ -70,13 +70,14 @@ struct FlowTests {
         // An unknown address answers exactly the same.
         do {
             _ = try await login.login(
-                LoginRequest(clientId: "app", email: "nobody@example.com", password: "whatever pass"), meta: Self.meta)
+                LoginFlow.PasswordSignIn(clientID: "app", email: "nobody@example.com", password: "whatever pass"), meta: Self.meta)
             Issue.record("an unknown address signed in")
         } catch let error as GatehouseError {
             #expect(error.code == .invalidCredentials && error.detail == GatehouseError.invalidCredentials.detail)
         }
         let tokens = try await login.login(
-            LoginRequest(clientId: "app", email: "ADA@example.com", password: "correct horse battery", scope: "openid"), meta: Self.meta)
+            LoginFlow.PasswordSignIn(clientID: "app", email: "ADA@example.com", password: "correct horse battery", scope: "openid"),
+            meta: Self.meta)
         #expect(tokens.idToken != nil && tokens.isNew == false)
         #expect(try await find()?.failureCount == 0)
         await core.stop()
@@ -88,7 +89,7 @@ struct FlowTests {
         let client = try await core.createClient(id: "app", settings: ["email_verification=off"]).client
         guard
             case .signedIn(let first) = try await SignupFlow(services: core.services).signup(
-                SignupRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+                SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         else { Issue.record("expected a session"); return }
         let flow = RefreshFlow(services: core.services)
         let token = try #require(first.refreshToken)
@@ -117,7 +118,7 @@ struct FlowTests {
         let core = try await CoreHarness.start()
         try await core.createClient(id: "app", settings: ["email_verification=off"])
         _ = try await SignupFlow(services: core.services).signup(
-            SignupRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+            SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         let recovery = RecoveryFlow(services: core.services)
         try await recovery.request(email: "ada@example.com", clientID: "app", meta: Self.meta)
         let code = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "recovery").last?["code"])
@@ -126,15 +127,15 @@ struct FlowTests {
         #expect(claims.amr == ["recovery"])
         let principal = try #require(try await BearerAuthenticator(services: core.services).authenticate(session.accessToken))
         try await AccountFlow(services: core.services).changePassword(
-            principal, PasswordChangeRequest(password: "a brand new passphrase"), meta: Self.meta)
+            principal, AccountFlow.PasswordChange(currentPassword: nil, password: "a brand new passphrase"), meta: Self.meta)
 
         let login = LoginFlow(services: core.services)
         await #expect(throws: GatehouseError.self) {
             try await login.login(
-                LoginRequest(clientId: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
+                LoginFlow.PasswordSignIn(clientID: "app", email: "ada@example.com", password: "correct horse battery"), meta: Self.meta)
         }
         _ = try await login.login(
-            LoginRequest(clientId: "app", email: "ada@example.com", password: "a brand new passphrase"), meta: Self.meta)
+            LoginFlow.PasswordSignIn(clientID: "app", email: "ada@example.com", password: "a brand new passphrase"), meta: Self.meta)
         // The code was single use.
         await #expect(throws: GatehouseError.self) {
             try await recovery.verify(email: "ada@example.com", code: code, token: nil, clientID: "app", meta: Self.meta)

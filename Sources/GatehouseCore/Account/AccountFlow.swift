@@ -48,7 +48,7 @@ public struct AccountFlow: Sendable {
 
     /// Sets a new password. The current one is required unless the session came from recovery in the
     /// last few minutes. Every other session of the user ends.
-    public func changePassword(_ principal: Principal, _ request: PasswordChangeRequest, meta: RequestMeta) async throws {
+    public func changePassword(_ principal: Principal, _ request: PasswordChange, meta: RequestMeta) async throws {
         let now = services.clock.now()
         let user = principal.user
         var result = ValidationResult()
@@ -95,6 +95,19 @@ public struct AccountFlow: Sendable {
         }
         await services.hooks.after(changed)
     }
+
+    /// A password change as the core takes it.
+    public struct PasswordChange: Sendable {
+        /// Required unless the session came from recovery a few minutes ago.
+        public var currentPassword: String?
+        public var password: String
+
+        public init(currentPassword: String?, password: String) {
+            self.currentPassword = currentPassword
+            self.password = password
+        }
+    }
+
 }
 
 extension Profile {

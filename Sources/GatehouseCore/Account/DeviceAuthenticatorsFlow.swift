@@ -18,13 +18,32 @@ public struct DeviceAuthenticatorsFlow: Sendable {
         }
     }
 
+    /// A device authenticator to register, as the core takes it.
+    public struct Enrolment: Sendable {
+        public var type: AuthenticatorType
+        /// A custom authenticator's name (`custom` only).
+        public var customType: String?
+        public var deviceID: String
+        public var deviceName: String?
+        /// The P-256 public key, X9.63, base64url.
+        public var publicKey: String
+
+        public init(type: AuthenticatorType, customType: String? = nil, deviceID: String, deviceName: String? = nil, publicKey: String) {
+            self.type = type
+            self.customType = customType
+            self.deviceID = deviceID
+            self.deviceName = deviceName
+            self.publicKey = publicKey
+        }
+    }
+
     public func register(
-        _ principal: Principal, _ request: AuthenticatorRegistration, meta: RequestMeta = RequestMeta()
+        _ principal: Principal, _ request: Enrolment, meta: RequestMeta = RequestMeta()
     ) async throws -> AuthenticatorInfo {
         let client = try await services.clients.resolve(principal.session.clientID)
         try Self.requireEnabled(client)
         var problems = ValidationResult()
-        if !DeviceFields.isDeviceID(request.deviceId) {
+        if !DeviceFields.isDeviceID(request.deviceID) {
             problems.invalidate(field: "device_id", code: .invalidFormat, message: DeviceFields.deviceIDRule)
         }
         switch (request.type, request.customType) {
@@ -47,12 +66,12 @@ public struct DeviceAuthenticatorsFlow: Sendable {
 
         let keyID = DeviceAuthenticatorStrategy.keyID(of: key)
         let config = DeviceAuthenticatorStrategy.Config(
-            kind: request.type, customType: request.customType, clientID: client.id, deviceID: request.deviceId,
+            kind: request.type, customType: request.customType, clientID: client.id, deviceID: request.deviceID,
             deviceName: request.deviceName, keyID: keyID, publicKey: Base64URL.encode(key.x963Representation))
         let now = services.clock.now()
         let credential = CredentialRecord(
             userID: principal.user.id, type: .deviceAuthenticator,
-            identifiers: [DeviceAuthenticatorStrategy.identifier(deviceID: request.deviceId, keyID: keyID)],
+            identifiers: [DeviceAuthenticatorStrategy.identifier(deviceID: request.deviceID, keyID: keyID)],
             config: try CredentialRecord.encodeConfig(config), createdAt: now)
         let userID = principal.user.id
         do {

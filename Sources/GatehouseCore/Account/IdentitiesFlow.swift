@@ -20,8 +20,24 @@ public struct IdentitiesFlow: Sendable {
 
     /// Links the provider account the token names. Linking the same account again changes nothing;
     /// one linked to another user is refused (`identity_in_use`): unlink it there first.
+    /// A provider account to link, as the core takes it: the provider's token, as for a sign-in.
+    public struct Link: Sendable {
+        public var provider: String
+        public var idToken: String?
+        public var accessToken: String?
+        /// The raw nonce an ID token was requested with.
+        public var nonce: String?
+
+        public init(provider: String, idToken: String? = nil, accessToken: String? = nil, nonce: String? = nil) {
+            self.provider = provider
+            self.idToken = idToken
+            self.accessToken = accessToken
+            self.nonce = nonce
+        }
+    }
+
     public func link(
-        _ principal: Principal, _ request: IdentityLinkRequest, meta: RequestMeta
+        _ principal: Principal, _ request: Link, meta: RequestMeta
     ) async throws -> (LinkedIdentity, created: Bool) {
         guard SocialProvider.isValidID(request.provider) else { throw GatehouseError.providerNotEnabled }
         guard services.clock.now().timeIntervalSince(principal.session.createdAt) <= Self.recentSignIn else {

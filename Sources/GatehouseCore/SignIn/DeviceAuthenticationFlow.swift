@@ -23,14 +23,44 @@ public struct DeviceAuthenticationFlow: Sendable {
         enum CodingKeys: String, CodingKey { case credentialID = "credential_id" }
     }
 
-    public func challenge(_ request: DeviceChallengeRequest, meta: RequestMeta) async throws -> DeviceChallenge {
-        let client = try await services.clients.resolve(request.clientId)
+    /// A challenge asked for, as the core takes it.
+    public struct ChallengeRequest: Sendable {
+        public var clientID: String?
+        public var authenticatorID: String
+
+        public init(clientID: String?, authenticatorID: String) {
+            self.clientID = clientID
+            self.authenticatorID = authenticatorID
+        }
+    }
+
+    /// A challenge's answer, as the core takes it.
+    public struct Answer: Sendable {
+        public var clientID: String?
+        public var challengeID: String
+        /// The signature over the challenge, base64url.
+        public var signature: String
+        public var scope: String?
+        /// What a custom authenticator sends besides its signature, for the operator's hook.
+        public var customData: String?
+
+        public init(clientID: String?, challengeID: String, signature: String, scope: String? = nil, customData: String? = nil) {
+            self.clientID = clientID
+            self.challengeID = challengeID
+            self.signature = signature
+            self.scope = scope
+            self.customData = customData
+        }
+    }
+
+    public func challenge(_ request: ChallengeRequest, meta: RequestMeta) async throws -> DeviceChallenge {
+        let client = try await services.clients.resolve(request.clientID)
         try DeviceAuthenticatorsFlow.requireEnabled(client)
-        guard !request.authenticatorId.isEmpty, request.authenticatorId.count <= 64 else {
+        guard !request.authenticatorID.isEmpty, request.authenticatorID.count <= 64 else {
             throw GatehouseError.validation(
                 field: "authenticator_id", code: .invalidFormat, message: "Use the id the registration answered.")
         }
-        let id = request.authenticatorId
+        let id = request.authenticatorID
         guard
             let credential = try await services.persistence.read({ try await $0.credentials.find(id: id) }),
             credential.type == .deviceAuthenticator,
@@ -50,8 +80,8 @@ public struct DeviceAuthenticationFlow: Sendable {
             counts: FailureCounts(max: limit, previous: min(credential.failureCount, limit)))
     }
 
-    public func authenticate(_ request: DeviceAuthenticationRequest, meta: RequestMeta) async throws -> TokenResponse {
-        let client = try await services.clients.resolve(request.clientId)
+    public func authenticate(_ request: Answer, meta: RequestMeta) async throws -> TokenResponse {
+        let client = try await services.clients.resolve(request.clientID)
         try DeviceAuthenticatorsFlow.requireEnabled(client)
         guard let signature = Base64URL.decode(request.signature), (64...80).contains(signature.count) else {
             throw GatehouseError.validation(field: "signature", code: .invalidFormat, message: "Send the signature as base64url.")
@@ -59,7 +89,7 @@ public struct DeviceAuthenticationFlow: Sendable {
         if let custom = request.customData, custom.utf8.count > 4096 {
             throw GatehouseError.validation(field: "custom_data", code: .tooLong, message: "Use at most 4096 bytes.")
         }
-        guard let challengeID = UUID(uuidString: request.challengeId) else { throw GatehouseError.challengeExpired }
+        guard let challengeID = UUID(uuidString: request.challengeID) else { throw GatehouseError.challengeExpired }
 
         // Consumed before the signature is looked at: a challenge is good for one answer, right or wrong.
         let flow: FlowRecord
@@ -77,7 +107,7 @@ public struct DeviceAuthenticationFlow: Sendable {
         else { throw GatehouseError.deviceDeregistered() }
 
         let message = DeviceSignature.message(
-            challengeID: request.challengeId.lowercased(), challenge: nonce, clientID: client.id, deviceID: config.deviceID,
+            challengeID: request.challengeID.lowercased(), challenge: nonce, clientID: client.id, deviceID: config.deviceID,
             authenticatorID: credential.id)
         let submission = DeviceAuthenticatorStrategy.Submission(
             deviceID: config.deviceID, keyID: config.keyID, clientID: client.id, message: message, signature: Data(signature))

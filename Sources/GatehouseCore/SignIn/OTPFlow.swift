@@ -57,10 +57,6 @@ public struct OTPFlow: Sendable {
             self.phone = phone
             self.createUser = createUser
         }
-
-        public init(_ wire: OTPRequest) {
-            self.init(clientID: wire.clientId, email: wire.email, phone: wire.phone, createUser: wire.createUser ?? true)
-        }
     }
 
     /// A code sign-in as the core takes it.
@@ -85,17 +81,6 @@ public struct OTPFlow: Sendable {
             self.nonce = nonce
             self.acceptTerms = acceptTerms
         }
-
-        public init(_ wire: OTPVerifyRequest) {
-            self.init(
-                clientID: wire.clientId, email: wire.email, phone: wire.phone, code: wire.code, scope: wire.scope, nonce: wire.nonce,
-                acceptTerms: wire.acceptTerms == true)
-        }
-    }
-
-    /// The app's request (`POST /v1/otp`).
-    public func send(_ request: OTPRequest, meta: RequestMeta) async throws -> OTPSentResponse {
-        try await send(CodeRequest(request), meta: meta)
     }
 
     public func send(_ request: CodeRequest, meta: RequestMeta) async throws -> OTPSentResponse {
@@ -132,9 +117,8 @@ public struct OTPFlow: Sendable {
     }
 
     /// The app's code sign-in (`POST /v1/otp/verify`).
-    public func verify(_ wire: OTPVerifyRequest, meta: RequestMeta) async throws -> TokenResponse {
-        let request = CodeSignIn(wire)
-        return try await FlowRunner(services: services).signIn(
+    public func verify(_ request: CodeSignIn, meta: RequestMeta) async throws -> TokenResponse {
+        try await FlowRunner(services: services).signIn(
             OneTimeCodeSignIn(services: services), submission: request.submission, request: request.signIn(meta: meta))
     }
 

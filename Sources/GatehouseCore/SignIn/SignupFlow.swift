@@ -51,18 +51,6 @@ public struct SignupFlow: Sendable {
             self.codeChallenge = codeChallenge
             self.codeChallengeMethod = codeChallengeMethod
         }
-
-        public init(_ wire: SignupRequest) {
-            self.init(
-                clientID: wire.clientId, email: wire.email, password: wire.password, profile: wire.profile,
-                acceptTerms: wire.acceptTerms == true, redirectTo: wire.redirectTo, codeChallenge: wire.codeChallenge,
-                codeChallengeMethod: wire.codeChallengeMethod)
-        }
-    }
-
-    /// The app's sign-up (`POST /v1/signup`).
-    public func signup(_ request: SignupRequest, meta: RequestMeta) async throws -> Outcome {
-        try await signup(Registration(request), meta: meta)
     }
 
     public func signup(_ request: Registration, meta: RequestMeta, target: SessionTarget? = nil) async throws -> Outcome {

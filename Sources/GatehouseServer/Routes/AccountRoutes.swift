@@ -16,7 +16,7 @@ struct AccountRoutes: Sendable {
         var body = try await RequestDecoding.json(SignupRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
         let meta = context.meta
-        switch try await signupFlow.signup(body, meta: meta) {
+        switch try await signupFlow.signup(SignupFlow.Registration(body), meta: meta) {
         case .signedIn(let tokens):
             return try Responses.json(tokens, status: .created, noStore: true)
         case .verificationRequired(let user):
@@ -31,6 +31,6 @@ struct AccountRoutes: Sendable {
         var body = try await RequestDecoding.json(LoginRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
         let meta = context.meta
-        return try Responses.json(try await loginFlow.login(body, meta: meta), noStore: true)
+        return try Responses.json(try await loginFlow.login(LoginFlow.PasswordSignIn(body), meta: meta), noStore: true)
     }
 }

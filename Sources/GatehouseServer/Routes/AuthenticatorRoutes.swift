@@ -16,7 +16,8 @@ struct AuthenticatorRoutes: Sendable {
     @Sendable func register(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(AuthenticatorRegistration.self, from: request, context: context)
         return try Responses.json(
-            try await authenticators.register(context.principal, body, meta: context.meta), status: .created, noStore: true)
+            try await authenticators.register(context.principal, DeviceAuthenticatorsFlow.Enrolment(body), meta: context.meta),
+            status: .created, noStore: true)
     }
 
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -34,12 +35,14 @@ struct AuthenticatorRoutes: Sendable {
     @Sendable func challenge(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(DeviceChallengeRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        return try Responses.json(try await authentication.challenge(body, meta: context.meta), noStore: true)
+        return try Responses.json(
+            try await authentication.challenge(DeviceAuthenticationFlow.ChallengeRequest(body), meta: context.meta), noStore: true)
     }
 
     @Sendable func authenticate(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(DeviceAuthenticationRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        return try Responses.json(try await authentication.authenticate(body, meta: context.meta), noStore: true)
+        return try Responses.json(
+            try await authentication.authenticate(DeviceAuthenticationFlow.Answer(body), meta: context.meta), noStore: true)
     }
 }

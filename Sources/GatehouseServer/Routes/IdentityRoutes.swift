@@ -15,7 +15,7 @@ struct IdentityRoutes: Sendable {
 
     @Sendable func link(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(IdentityLinkRequest.self, from: request, context: context)
-        let (identity, created) = try await flow.link(context.principal, body, meta: context.meta)
+        let (identity, created) = try await flow.link(context.principal, IdentitiesFlow.Link(body), meta: context.meta)
         return try Responses.json(identity, status: created ? .created : .ok, noStore: true)
     }
 

@@ -36,7 +36,7 @@ struct MeRoutes: Sendable {
     @Sendable func changePassword(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let body = try await RequestDecoding.json(PasswordChangeRequest.self, from: request, context: context)
         let meta = context.meta
-        try await accountFlow.changePassword(context.principal, body, meta: meta)
+        try await accountFlow.changePassword(context.principal, AccountFlow.PasswordChange(body), meta: meta)
         return Responses.noContent()
     }
 

@@ -21,13 +21,13 @@ struct PasswordlessRoutes: Sendable {
     @Sendable func send(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(OTPRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        return try Responses.json(try await otp.send(body, meta: context.meta), status: .accepted)
+        return try Responses.json(try await otp.send(OTPFlow.CodeRequest(body), meta: context.meta), status: .accepted)
     }
 
     @Sendable func verify(_ request: Request, context: AppRequestContext) async throws -> Response {
         var body = try await RequestDecoding.json(OTPVerifyRequest.self, from: request, context: context)
         body.clientId = request.clientID(body: body.clientId)
-        return try Responses.json(try await otp.verify(body, meta: context.meta), noStore: true)
+        return try Responses.json(try await otp.verify(OTPFlow.CodeSignIn(body), meta: context.meta), noStore: true)
     }
 
     @Sendable func identifierStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
