@@ -168,6 +168,66 @@ struct AssuranceGateTests {
         #expect(core.persistence.startedCounts().appSessions == 2)
     }
 
+    @Test(
+        "A browser signed in before the requirement: prompt=none answers interaction_required; otherwise the flow waits on its factor page, and the factor renews the same browser session with mfa before the code"
+    )
+    func browserSessionStepUp() async throws {
+        let policy = RequireTestFactor(clients: [])
+        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()])
+        defer { Task { await core.stop() } }
+        try await core.createClient(id: "app", redirectURIs: [Self.redirect], settings: ["email_verification=off"])
+        _ = try await SignupFlow(services: core.services).signup(
+            SignupFlow.Registration(clientID: "app", email: "sso@example.com", password: Self.password), meta: Self.meta)
+        let authorize = AuthorizeFlow(services: core.services)
+        guard
+            case .show(let first) = try await authorize.begin(
+                Self.authorizeParameters, browser: nil, binding: Self.binding, meta: Self.meta)
+        else {
+            Issue.record("no sign-in page")
+            return
+        }
+        let (_, cookie) = try await authorize.signIn(
+            first, binding: Self.binding, email: "sso@example.com", password: Self.password, browser: nil, meta: Self.meta)
+        let cookieValue = try #require(cookie)
+        let browser = try #require(try await core.services.browserSessions.authenticate(cookieValue: cookieValue))
+        #expect(!browser.session.amr.contains("mfa"))
+
+        policy.require(for: "app")
+        var silent = Self.authorizeParameters
+        silent["prompt"] = "none"
+        guard case .respond(let refused) = try await authorize.begin(silent, browser: browser, binding: Self.binding, meta: Self.meta)
+        else {
+            Issue.record("prompt=none showed a page")
+            return
+        }
+        #expect(refused.fields.first { $0.0 == "error" }?.1 == "interaction_required")
+
+        let before = core.persistence.startedCounts()
+        guard
+            case .show(let flow) = try await authorize.begin(
+                Self.authorizeParameters, browser: browser, binding: Self.binding, meta: Self.meta)
+        else {
+            Issue.record("the browser's session answered without the factor")
+            return
+        }
+        let page = try await authorize.page(flow, binding: Self.binding, browser: browser)
+        #expect(page.flow.step == .secondFactor && page.factors == ["test"])
+        #expect(core.persistence.startedCounts() == before, "the step-up started something before the factor")
+
+        let (outcome, renewed) = try await authorize.completeFactor(
+            flow, binding: Self.binding, factor: "test", response: TestSecondFactor.answer, meta: Self.meta)
+        guard case .respond(let answer) = outcome else {
+            Issue.record("the factor did not lead to the client's code: \(outcome)")
+            return
+        }
+        #expect(answer.fields.contains { $0.0 == "code" })
+        // The same browser session, renewed in place with the factor; and one code.
+        let after = try #require(try await core.services.browserSessions.authenticate(cookieValue: renewed ?? cookieValue))
+        #expect(after.session.id == browser.session.id && after.session.amr.contains("mfa"))
+        #expect(core.persistence.startedCounts().authorizationCodes == before.authorizationCodes + 1)
+        #expect(core.persistence.startedCounts().browserSessions == before.browserSessions)
+    }
+
     // MARK: The first factor of each method
 
     private func firstFactor(

@@ -61,7 +61,7 @@ extension AuthorizeFlow {
         return (try await authenticated(flow, state, session: browser.session, user: signedIn.user, isNew: signedIn.isNew), browser.cookie)
     }
 
-    private func awaitFactor(_ flow: FlowRecord, _ state: State, _ pending: (id: UUID, factors: [String])) async throws -> Outcome {
+    func awaitFactor(_ flow: FlowRecord, _ state: State, _ pending: (id: UUID, factors: [String])) async throws -> Outcome {
         var next = state
         next.pendingFactor = pending.id
         next.factors = pending.factors
@@ -147,7 +147,7 @@ extension AuthorizeFlow {
         }
         var next = state
         authenticate(&next, with: browser.session, fresh: false)
-        return try await advance(flow, next, user: browser.user)
+        return try await advance(flow, next, user: browser.user, session: browser.session)
     }
 
     public func acceptTerms(_ id: UUID, binding: String, accepted: Bool, browser: BrowserPrincipal?) async throws -> Outcome {
@@ -158,7 +158,7 @@ extension AuthorizeFlow {
         try await services.persistence.transaction { stores in
             try await TermsAcceptance.record(userID: user.id, client: client, at: now, stores: stores)
         }
-        return try await advance(flow, state, user: user)
+        return try await advance(flow, state, user: user, session: browser?.session)
     }
 
     /// The required-fields form: only the missing fields are taken, checked as a profile update is.
@@ -181,7 +181,7 @@ extension AuthorizeFlow {
         }
         guard result.isValid else { throw GatehouseError.validation(result) }
         _ = try await AccountFlow(services: services).updateProfile(userID: user.id, clientID: client.id, profile, meta: meta)
-        return try await advance(flow, state, user: try await self.user(of: flow))
+        return try await advance(flow, state, user: try await self.user(of: flow), session: browser?.session)
     }
 
     public func consent(_ id: UUID, binding: String, allow: Bool, browser: BrowserPrincipal?) async throws -> Outcome {
@@ -197,7 +197,7 @@ extension AuthorizeFlow {
         }
         var next = state
         next.consented = true
-        return try await advance(flow, next, user: user)
+        return try await advance(flow, next, user: user, session: browser?.session)
     }
 
     /// Cancel on any page: the client hears `access_denied`.

@@ -87,7 +87,12 @@ public struct AuthorizeFlow: Sendable {
             authenticate(&state, with: usable.session, fresh: false)
             let next = try await nextStep(user: usable.user, client: client, state: state)
             switch next {
-            case nil: return .respond(try await finish(flowID: nil, state: state, userID: usable.user.id, client: client))
+            case nil:
+                do {
+                    return .respond(try await finish(flowID: nil, state: state, userID: usable.user.id, client: client))
+                } catch is ShortOfRequirement {
+                    return refuse(request, "interaction_required", "A stronger sign-in is required.")
+                }
             case .consent?: return refuse(request, "consent_required", "The user has not consented to these scopes.")
             default: return refuse(request, "interaction_required", "The user must accept terms or complete the profile.")
             }
@@ -98,7 +103,16 @@ public struct AuthorizeFlow: Sendable {
         if let usable, !request.prompt.contains("select_account") {
             authenticate(&state, with: usable.session, fresh: false)
             guard let next = try await nextStep(user: usable.user, client: client, state: state) else {
-                return .respond(try await finish(flowID: nil, state: state, userID: usable.user.id, client: client))
+                do {
+                    return .respond(try await finish(flowID: nil, state: state, userID: usable.user.id, client: client))
+                } catch let short as ShortOfRequirement {
+                    // The session's own sign-in is the first factor; the flow waits on its factor page.
+                    try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: now)
+                    let id = try await create(
+                        state: state, step: .started, userID: usable.user.id, client: client, binding: binding, meta: meta)
+                    let (flow, _, _) = try await load(id, binding: binding, step: .started)
+                    return try await stepUp(flow, state, user: usable.user, session: usable.session, factors: short.factors, client: client)
+                }
             }
             step = next
             userID = usable.user.id
@@ -200,14 +214,20 @@ public struct AuthorizeFlow: Sendable {
         var next = state
         authenticate(&next, with: session, fresh: true)
         next.isNew = isNew ? true : nil
-        return try await advance(flow, next, user: user)
+        return try await advance(flow, next, user: user, session: session)
     }
 
-    /// Moves the flow to the next page it needs, or finishes it.
-    func advance(_ flow: FlowRecord, _ state: State, user: UserRecord) async throws -> Outcome {
+    /// Moves the flow to the next page it needs, or finishes it. `session`: the browser's, when the
+    /// caller has it (a step-up needs it to stand for the first factor).
+    func advance(_ flow: FlowRecord, _ state: State, user: UserRecord, session: BrowserSessionRecord? = nil) async throws -> Outcome {
         let client = try await services.clients.resolve(flow.clientID)
         guard let next = try await nextStep(user: user, client: client, state: state) else {
-            return .respond(try await finish(flowID: flow.id, state: state, userID: user.id, client: client))
+            do {
+                return .respond(try await finish(flowID: flow.id, state: state, userID: user.id, client: client))
+            } catch let short as ShortOfRequirement {
+                guard let session, session.id == state.browserSessionID else { throw GatehouseError.reauthenticationRequired }
+                return try await stepUp(flow, state, user: user, session: session, factors: short.factors, client: client)
+            }
         }
         _ = try await FlowRunner(services: services).advance(flow, to: next, userID: user.id, data: try Self.encode(state))
         return .show(flow.id)
@@ -248,17 +268,54 @@ public struct AuthorizeFlow: Sendable {
         let target = SessionTarget.authorizationCode(.init(redirectURI: request.redirectURI, pkce: request.pkce, hosted: hosted))
         let starter = services.starter
         let meta = RequestMeta()
-        let start =
-            if let flowID {
-                try await FlowRunner(services: services).complete(flowID) { _, stores in
-                    try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
-                }
-            } else {
-                try await services.persistence.transaction { stores in
-                    try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
-                }
+        // Short of what the client or the user requires (a browser session from before the requirement):
+        // nothing is kept, the flow included, so the caller can lead the browser to a second factor.
+        let start = { @Sendable (stores: any Stores) async throws -> StartedSession in
+            switch try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores) {
+            case .started(let started): return started
+            case .factorRequired(_, let factors): throw ShortOfRequirement(factors: factors)
             }
-        return .code(try start.get().code(), for: request, issuer: services.tokens.issuer)
+        }
+        let started =
+            if let flowID {
+                try await FlowRunner(services: services).complete(flowID) { _, stores in try await start(stores) }
+            } else {
+                try await services.persistence.transaction { stores in try await start(stores) }
+            }
+        return .code(try started.code(), for: request, issuer: services.tokens.issuer)
+    }
+
+    /// A browser session stood in for signing in, but proved less than the client or the user now
+    /// requires: what it proved is the first factor of a sign-in that waits for its second (through the
+    /// same gate), and the flow waits on its factor page; completing it renews this browser's session.
+    private func stepUp(
+        _ flow: FlowRecord, _ state: State, user: UserRecord, session: BrowserSessionRecord, factors: [String], client: ClientRecord
+    ) async throws -> Outcome {
+        // The factor is a sign-in now: completing it renews the session in place with `mfa` and a new
+        // `auth_time`.
+        let authentication = Authentication(userID: user.id, amr: session.amr)
+        let target = SessionTarget.browser(.init(current: session, authorizeFlowID: flow.id))
+        let starter = services.starter
+        let start = try await services.persistence.transaction { stores in
+            try await starter.start(authentication, client: client, target: target, meta: RequestMeta(), stores: stores)
+        }
+        guard case .factorRequired(let pending, let needed) = start else {
+            // Met meanwhile (the requirement was lifted): the browser's session was renewed; go on.
+            return try await advance(flow, state, user: user)
+        }
+        // Not signed in at the required level until the factor is in: the factor page is the sign-in's.
+        var waiting = state
+        waiting.browserSessionID = nil
+        waiting.amr = nil
+        waiting.authTime = nil
+        waiting.fresh = nil
+        waiting.factors = needed.isEmpty ? factors : needed
+        return try await awaitFactor(flow, waiting, (pending, waiting.factors ?? factors))
+    }
+
+    /// What `finish` found: the sign-in standing in falls short of the required level.
+    struct ShortOfRequirement: Error {
+        var factors: [String]
     }
 
     // MARK: Loading
