@@ -23,7 +23,7 @@ public struct TestServer: Sendable {
     public static func start(
         _ database: TestDatabase = .sqlite, logs: CapturedLogs? = nil,
         transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks(),
-        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [], clock: TestClock = TestClock(),
+        assurance: (any AssurancePolicy)? = nil, factors: [any SecondFactor]? = nil, clock: TestClock = TestClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let (url, dropDatabase) = try await database.make()

@@ -13,7 +13,7 @@ extension SocialFixtures {
     /// A server whose `social` client (public, with an app redirect) offers every fixture provider.
     static func server(
         _ fake: ProviderAPIsServer, extra: [[String: Any]] = [], logs: CapturedLogs? = nil,
-        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
+        assurance: (any AssurancePolicy)? = nil, factors: [any SecondFactor]? = nil,
         configure: @escaping (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")

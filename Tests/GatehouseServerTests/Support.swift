@@ -22,7 +22,7 @@ extension TestServer {
 
     static func startOpen(
         _ database: TestDatabase, logs: CapturedLogs? = nil, hooks: FlowHooks = FlowHooks(),
-        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [], clock: TestClock = TestClock(),
+        assurance: (any AssurancePolicy)? = nil, factors: [any SecondFactor]? = nil, clock: TestClock = TestClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let server = try await TestServer.start(

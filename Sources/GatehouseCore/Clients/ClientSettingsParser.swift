@@ -5,7 +5,7 @@ public enum ClientSettingsParser {
     public static let keys = [
         "email_verification", "enumeration_protection", "identifier_status", "recovery_unknown_notice", "methods", "required_fields",
         "terms_platform_version", "terms_platform_url", "terms_client_version", "terms_client_url",
-        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "allowed_origins", "audiences",
+        "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "mfa", "allowed_origins", "audiences",
         "metadata_schema", "social_providers",
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
     ]
@@ -66,6 +66,9 @@ public enum ClientSettingsParser {
         case "access_token_ttl": s.accessTokenTTL = try seconds()
         case "refresh_token_ttl": s.refreshTokenTTL = try seconds()
         case "device_authenticators": s.deviceAuthenticators = try toggle()
+        case "mfa":
+            guard let v = ClientSettings.MFA(rawValue: value) else { throw bad(key, "off or optional") }
+            s.mfa = v
         case "allowed_origins":
             var origins: [String] = []
             for item in list() {

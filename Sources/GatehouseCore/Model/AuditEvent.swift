@@ -59,6 +59,10 @@ public struct AuditEvent: Sendable, Hashable {
     public static let codeSent = "code.sent"
     public static let codeFailed = "code.failed"
     public static let authenticatorRegistered = "authenticator.registered"
+    public static let factorEnrolled = "mfa.enrolled"
+    public static let factorRemoved = "mfa.removed"
+    public static let recoveryCodeUsed = "mfa.recovery_code_used"
+    public static let recoveryCodesRegenerated = "mfa.recovery_codes_regenerated"
 
     /// Operators' actions: `admin.` and what was done (`admin.user.deleted`, `admin.client.created`, …).
     public static func admin(_ action: String) -> String { "admin." + action }

@@ -53,6 +53,12 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case required, off
     }
 
+    /// Second factors for this client's sign-ins: never asked (`off`), or asked of users who enrolled
+    /// one (`optional`, the default). (`required`, enrolment before the first session, is not built yet.)
+    public enum MFA: String, Sendable, Hashable, Codable {
+        case off, optional
+    }
+
     public var emailVerification: EmailVerification = .required
     public var enumerationProtection: Toggle = .on
     public var identifierStatus: Toggle = .off
@@ -70,6 +76,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var deviceAuthenticators: Toggle = .on
     /// Wrong answers after which a device authenticator is deleted and its sessions revoked.
     public var maxFailureCount: Int = 3
+    public var mfa: MFA = .optional
     /// Web origins (`https://app.example.com`) whose browser code may call the API (CORS).
     public var allowedOrigins: [String] = []
     /// Resource servers (absolute URIs) this client's access tokens are also for (`aud`, RFC 9068 §3);
@@ -106,6 +113,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case refreshTokenTTL = "refresh_token_ttl"
         case deviceAuthenticators = "device_authenticators"
         case maxFailureCount = "max_failure_count"
+        case mfa
         case allowedOrigins = "allowed_origins"
         case audiences
         case metadataSchema = "metadata_schema"
@@ -134,6 +142,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         refreshTokenTTL = try c.decodeIfPresent(Int.self, forKey: .refreshTokenTTL) ?? d.refreshTokenTTL
         deviceAuthenticators = try c.decodeIfPresent(Toggle.self, forKey: .deviceAuthenticators) ?? .on
         maxFailureCount = try c.decodeIfPresent(Int.self, forKey: .maxFailureCount) ?? 3
+        mfa = try c.decodeIfPresent(MFA.self, forKey: .mfa) ?? .optional
         allowedOrigins = try c.decodeIfPresent([String].self, forKey: .allowedOrigins) ?? []
         audiences = try c.decodeIfPresent([String].self, forKey: .audiences) ?? []
         metadataSchema = try c.decodeIfPresent(JSONValue.self, forKey: .metadataSchema)

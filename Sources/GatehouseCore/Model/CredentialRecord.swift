@@ -10,6 +10,10 @@ public struct CredentialType: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let oidc = CredentialType(rawValue: "oidc")
     /// A device-bound key (PIN, biometric, custom authenticator): identifier `device:key id`.
     public static let deviceAuthenticator = CredentialType(rawValue: "device_authenticator")
+    /// An authenticator app's shared secret (a second factor): identifier `totp:<credential id>`.
+    public static let totp = CredentialType(rawValue: "totp")
+    /// One of a user's single-use recovery codes (a second factor): identifier the code's keyed hash.
+    public static let recoveryCode = CredentialType(rawValue: "recovery_code")
 
     public var description: String { rawValue }
 }

@@ -9,6 +9,14 @@ public struct SecondFactorFlow: Sendable {
 
     /// Wrong answers a waiting sign-in takes before it is gone: the first factor must be passed again.
     public static let maxAttempts = 5
+    /// Answers an account takes in `accountWindow`, over all its waiting sign-ins, before 429.
+    public static let maxAccountAttempts = 10
+    public static let accountWindow: TimeInterval = 15 * 60
+
+    static func accountKey(_ userID: UUID) -> String { "second-factor:user:" + userID.uuidString.lowercased() }
+
+    /// A wrong answer, thrown inside the completing transaction so that nothing of it stays.
+    private struct WrongAnswer: Error {}
 
     public init(services: CoreServices) { self.services = services }
 
@@ -31,33 +39,51 @@ public struct SecondFactorFlow: Sendable {
             throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Use one of the factors the flow names.")
         }
         let client = try await services.clients.resolve(flow.clientID)
-        // Counted before the answer is checked, so concurrent guesses cannot pass the limit; the last
-        // allowed failure ends the waiting sign-in.
+        let userID = pending.authentication.userID
+        // Counted before the answer is checked, per waiting sign-in and per account (a new sign-in
+        // with the password must not buy new guesses), so concurrent guesses cannot pass either
+        // limit; the last allowed failure of a sign-in ends it.
         let window = flow.expiresAt.timeIntervalSince(now) + 60
         let key = "second-factor:" + flowID.uuidString.lowercased()
-        let attempt = try await services.persistence.transaction { try await $0.attempts.recordFailure(key: key, now: now, window: window) }
-        if attempt.count > Self.maxAttempts {
+        let accountKey = Self.accountKey(userID)
+        let counts = try await services.persistence.transaction { stores in
+            (
+                try await stores.attempts.recordFailure(key: key, now: now, window: window),
+                try await stores.attempts.recordFailure(key: accountKey, now: now, window: Self.accountWindow)
+            )
+        }
+        if counts.1.count > Self.maxAccountAttempts {
+            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(counts.1, window: Self.accountWindow, now: now))
+        }
+        if counts.0.count > Self.maxAttempts {
             // Used up by this attempt or by one beside it: gone either way.
             _ = try? await runner.complete(flowID, meta: meta)
             throw GatehouseError.flowExpired
         }
-        let userID = pending.authentication.userID
-        let verified = try await services.persistence.read { stores in
-            try await factor.verify(response, userID: userID, stores: stores)
-        }
-        guard verified else {
+        let authentication = pending.authentication.completed(with: factor)
+        let starter = services.starter
+        // The answer is checked in the transaction that uses the flow and starts the session: a
+        // recovery code or a TOTP step is spent only if the session starts, and only once.
+        let user: UserRecord
+        let start: SessionStart
+        do {
+            (user, start) = try await runner.complete(flowID, meta: meta) { _, stores -> (UserRecord, SessionStart) in
+                guard try await factor.verify(response, userID: userID, stores: stores) else { throw WrongAnswer() }
+                guard let user = try await stores.users.find(id: userID), user.state == .active else {
+                    throw GatehouseError.accountDisabled
+                }
+                try await stores.users.recordLogin(id: userID, at: now)
+                // A right answer gives the account its counted attempts back.
+                try await stores.attempts.reset(key: accountKey)
+                return (user, try await starter.start(authentication, client: client, target: pending.target, meta: meta, stores: stores))
+            }
+        } catch is WrongAnswer {
+            // Nothing of the transaction stands, the flow included: it waits for the next answer.
             await services.audit(
                 AuditEvent(
                     at: now, type: AuditEvent.signInFailed, userID: userID, clientID: client.id, method: factor.id, reason: "invalid_code",
                     meta: meta))
-            throw GatehouseError.invalidCode(remaining: max(Self.maxAttempts - attempt.count, 0))
-        }
-        let authentication = pending.authentication.completed(with: factor)
-        let starter = services.starter
-        let (user, start) = try await runner.complete(flowID, meta: meta) { _, stores -> (UserRecord, SessionStart) in
-            guard let user = try await stores.users.find(id: userID), user.state == .active else { throw GatehouseError.accountDisabled }
-            try await stores.users.recordLogin(id: userID, at: now)
-            return (user, try await starter.start(authentication, client: client, target: pending.target, meta: meta, stores: stores))
+            throw GatehouseError.invalidCode(remaining: max(Self.maxAttempts - counts.0.count, 0))
         }
         var shown = user
         shown.lastLoginAt = now

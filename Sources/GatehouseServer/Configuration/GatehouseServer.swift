@@ -25,7 +25,7 @@ public struct GatehouseServer: Sendable {
     public static func start(
         _ configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger,
         transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks(),
-        assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = []
+        assurance: (any AssurancePolicy)? = nil, factors: [any SecondFactor]? = nil
     ) async throws -> GatehouseServer {
         let templates = try TemplateCatalog(overrideDirectory: configuration.templatesDir)
         let consoleTemplates = try ConsoleTemplates()
@@ -46,8 +46,10 @@ public struct GatehouseServer: Sendable {
             let services = CoreServices(
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
                 settings: settings, logger: logger, hooks: Self.hooks(hooks, file: hooksFile, logger: logger),
-                social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient()), assurance: assurance,
-                factors: factors)
+                social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient()),
+                // The second factors every server offers, unless a test brings its own.
+                assurance: assurance ?? FactorPolicy(),
+                factors: factors ?? [TOTPFactor(secret: secret, clock: clock), RecoveryCodeFactor(secret: secret, clock: clock)])
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

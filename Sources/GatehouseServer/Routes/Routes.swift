@@ -47,6 +47,9 @@ struct Routes {
         let social = SocialRoutes(services: services, catalog: server.templates)
         limited.post("social/:provider/token", use: social.token)
 
+        let secondFactors = FactorRoutes(services: services)
+        api.post("mfa/verify", use: secondFactors.verify)
+
         let devices = AuthenticatorRoutes(services: services)
         api.post("authenticators/challenge", use: devices.challenge)
         api.post("authenticators/authenticate", use: devices.authenticate)
@@ -72,6 +75,11 @@ struct Routes {
         me.post("me/authenticators", use: devices.register)
         me.get("me/authenticators", use: devices.list)
         me.delete("me/authenticators/:id", use: devices.delete)
+        me.get("me/factors", use: secondFactors.list)
+        me.post("me/factors/totp", use: secondFactors.enrolTOTP)
+        me.post("me/factors/recovery-codes", use: secondFactors.regenerateRecoveryCodes)
+        me.post("me/factors/:id/confirm", use: secondFactors.confirm)
+        me.delete("me/factors/:id", use: secondFactors.remove)
         let webSessions = WebSessionRoutes(services: services, catalog: server.templates)
         me.post("web-session", use: webSessions.create)
         let userInfo = UserInfoRoutes(services: services)

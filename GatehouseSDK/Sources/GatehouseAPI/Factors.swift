@@ -1,0 +1,123 @@
+import Foundation
+
+/// `POST /v1/mfa/verify`: completes a sign-in that answered `mfa_required`, with one of the factors
+/// its problem named.
+public struct SecondFactorRequest: Codable, Hashable, Sendable {
+    public var clientId: String?
+    /// The `flow_id` of the `mfa_required` problem.
+    public var flowId: String
+    /// `totp` (a code from an authenticator app) or `recovery_code`.
+    public var factor: String
+    public var code: String
+
+    public init(clientId: String? = nil, flowId: String, factor: String, code: String) {
+        self.clientId = clientId
+        self.flowId = flowId
+        self.factor = factor
+        self.code = code
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case clientId = "client_id"
+        case flowId = "flow_id"
+        case factor, code
+    }
+}
+
+/// What completing a second factor started when the waiting sign-in was a web flow's: the one-time
+/// code to exchange at `/oauth/token` with the PKCE verifier, as the redirect would have carried it.
+public struct SecondFactorCodeResponse: Codable, Hashable, Sendable {
+    public var code: String
+
+    public init(code: String) { self.code = code }
+}
+
+/// `POST /v1/me/factors/totp`: a new authenticator app, not counted until a first code confirms it.
+public struct TOTPEnrolment: Codable, Hashable, Sendable {
+    /// The factor's id, for confirming and removing it.
+    public var id: String
+    /// The shared secret in base32, for typing into the app by hand.
+    public var secret: String
+    /// The `otpauth://totp/…` URI an app shows as a QR code.
+    public var otpauthUri: String
+
+    public init(id: String, secret: String, otpauthUri: String) {
+        self.id = id
+        self.secret = secret
+        self.otpauthUri = otpauthUri
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, secret
+        case otpauthUri = "otpauth_uri"
+    }
+}
+
+/// `POST /v1/me/factors/{id}/confirm`: the first code from the authenticator app.
+public struct FactorConfirmRequest: Codable, Hashable, Sendable {
+    public var code: String
+
+    public init(code: String) { self.code = code }
+}
+
+/// Recovery codes, shown once: at the first confirmed factor, and when regenerated.
+public struct RecoveryCodes: Codable, Hashable, Sendable {
+    public var codes: [String]
+
+    public init(codes: [String]) { self.codes = codes }
+}
+
+/// The answer to confirming a factor: the recovery codes when this was the user's first factor.
+public struct FactorConfirmed: Codable, Hashable, Sendable {
+    public var factor: FactorInfo
+    public var recoveryCodes: [String]?
+
+    public init(factor: FactorInfo, recoveryCodes: [String]?) {
+        self.factor = factor
+        self.recoveryCodes = recoveryCodes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case factor
+        case recoveryCodes = "recovery_codes"
+    }
+}
+
+/// A second factor of the user's, as `GET /v1/me/factors` lists it: never its secret.
+public struct FactorInfo: Codable, Hashable, Sendable {
+    public var id: String
+    /// `totp`.
+    public var type: String
+    /// Whether a first code confirmed it (an unconfirmed one asks nothing at sign-in).
+    public var confirmed: Bool
+    public var createdAt: Date
+
+    public init(id: String, type: String, confirmed: Bool, createdAt: Date) {
+        self.id = id
+        self.type = type
+        self.confirmed = confirmed
+        self.createdAt = createdAt
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, type, confirmed
+        case createdAt = "created_at"
+    }
+}
+
+/// `GET /v1/me/factors`.
+public struct FactorList: Codable, Hashable, Sendable {
+    public var factors: [FactorInfo]
+    /// Recovery codes not used yet.
+    public var recoveryCodesLeft: Int
+
+    public init(factors: [FactorInfo], recoveryCodesLeft: Int) {
+        self.factors = factors
+        self.recoveryCodesLeft = recoveryCodesLeft
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case factors
+        case recoveryCodesLeft = "recovery_codes_left"
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import GatehouseAPI
+import GatehouseCore
+import GatehouseTesting
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Authenticator-app codes and recovery codes over HTTP, with codes made by an independent TOTP
+/// implementation (PyPI's `pyotp`, which `.ci/run` installs) at the server's clock.
+@Suite("Second factors: TOTP and recovery codes")
+struct SecondFactorTests {
+    static let password = "correct horse battery"
+
+    /// `pyotp`'s code for `secret` (base32) at `date`, or nil (and a visible note) without pyotp.
+    static func pyotp(_ secret: String, at date: Date) throws -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c", "import sys, pyotp; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret,
+            String(Int(date.timeIntervalSince1970)),
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+    }
+
+    static var hasPyotp: Bool { (try? pyotp("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", at: Date())) != nil }
+
+    @Test(
+        "MFA-1: enrol an authenticator app (pyotp codes), confirm it, sign in with a code; a replayed code, a code two steps old, a wrong one and another secret's are refused; a recovery code works once; amr carries otp and mfa",
+        arguments: TestDatabase.available)
+    func totp(_ database: TestDatabase) async throws {
+        guard Self.hasPyotp else {
+            print("skipped: pip install pyotp to run the TOTP tests against an independent implementation")
+            return
+        }
+        let server = try await TestServer.startOpen(database)
+        let clock = server.clock
+        try await server.withRouter { client in
+            let user = try await signUp(client, email: "totp@example.com", password: Self.password)
+            let enrolled = try await client.json(.post, "/v1/me/factors/totp", bearer: user.accessToken)
+            #expect(enrolled.status == .created, "\(enrolled.text)")
+            let secret = try #require(enrolled.string("secret"))
+            let id = try #require(enrolled.string("id"))
+            let uri = try #require(enrolled.string("otpauth_uri"))
+            #expect(uri.hasPrefix("otpauth://totp/127.0.0.1:totp%40example.com?secret=\(secret)&issuer=127.0.0.1"))
+            // Not a factor until confirmed: sign-in asks nothing yet.
+            _ = try await logIn(client, email: user.email, password: Self.password)
+
+            let wrong = try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": "000000"], bearer: user.accessToken)
+            #expect(wrong.status == .unauthorized && wrong.string("code") == "invalid_code")
+            let first = try #require(try Self.pyotp(secret, at: clock.now()))
+            let confirmed = try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": first], bearer: user.accessToken)
+            #expect(confirmed.status == .ok, "\(confirmed.text)")
+            let codes = try #require(confirmed.object["recovery_codes"] as? [String])
+            #expect(codes.count == 10 && Set(codes).count == 10)
+            let listed = try await client.json(.get, "/v1/me/factors", bearer: user.accessToken)
+            #expect(listed.object["recovery_codes_left"] as? Int == 10)
+            #expect(!listed.text.contains(secret), "the list shows a secret")
+
+            // The password alone is a first factor now.
+            func waiting() async throws -> (flow: String, factors: [String]) {
+                let login = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": Self.password])
+                #expect(login.status == .forbidden && login.string("code") == "mfa_required", "\(login.text)")
+                #expect(login.string("access_token") == nil)
+                return (try #require(login.string("flow_id")), login.object["factors"] as? [String] ?? [])
+            }
+            func verify(_ flow: String, _ factor: String, _ code: String) async throws -> TestResponse {
+                try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": factor, "code": code])
+            }
+            let (flow, factors) = try await waiting()
+            #expect(factors == ["totp", "recovery_code"])
+            // The step that confirmed the app is spent.
+            let replayed = try await verify(flow, "totp", first)
+            #expect(replayed.status == .unauthorized && replayed.string("code") == "invalid_code", "\(replayed.text)")
+            // Another secret's code.
+            let stranger = try #require(try Self.pyotp("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", at: clock.now()))
+            if stranger != first {
+                #expect(try await verify(flow, "totp", stranger).status == .unauthorized)
+            }
+            clock.advance(by: 30)
+            let next = try #require(try Self.pyotp(secret, at: clock.now()))
+            let signedIn = try await verify(flow, "totp", next)
+            #expect(signedIn.status == .ok, "\(signedIn.text)")
+            let access = try #require(signedIn.string("access_token"))
+            let claims = try await server.services.tokens.verify(access)
+            #expect(claims.amr.contains("pwd") && claims.amr.contains("otp") && claims.amr.contains("mfa"), "\(claims.amr)")
+            // Used: the flow is gone, and the same code on a new sign-in is a replay.
+            #expect(try await verify(flow, "totp", next).status == .gone)
+            let (again, _) = try await waiting()
+            #expect(try await verify(again, "totp", next).status == .unauthorized)
+            // Two steps old.
+            clock.advance(by: 60)
+            let old = try #require(try Self.pyotp(secret, at: clock.now().addingTimeInterval(-60)))
+            #expect(try await verify(again, "totp", old).status == .unauthorized)
+
+            // A recovery code works once, in any shape the user types it.
+            let recovered = try await verify(again, "recovery_code", codes[0].uppercased())
+            #expect(recovered.status == .ok, "\(recovered.text)")
+            let (third, _) = try await waiting()
+            #expect(try await verify(third, "recovery_code", codes[0]).status == .unauthorized)
+            let audit = try await server.persistence.read { try await $0.audit.list(AuditQuery(type: AuditEvent.recoveryCodeUsed)) }
+            #expect(audit.count == 1)
+
+            // Bad input: a 4xx problem, never a 5xx.
+            for body: [String: any Sendable] in [
+                ["flow_id": "nope", "factor": "totp", "code": "123456"], ["flow_id": third, "factor": "sms", "code": "123456"],
+                ["flow_id": third, "factor": "totp", "code": String(repeating: "1", count: 65)], ["flow_id": third],
+                ["flow_id": UUID().uuidString, "factor": "totp", "code": "123456"],
+            ] {
+                let answer = try await client.json(.post, "/v1/mfa/verify", body)
+                #expect((400..<500).contains(answer.status.code), "\(body): \(answer.status) \(answer.text)")
+            }
+        }
+        await server.stop()
+    }
+
+    @Test(
+        "MFA-2: 20 concurrent wrong codes on one waiting sign-in: exactly 5 are checked; the account is then refused with 429 and Retry-After until its window passes; one recovery code sent twice at once signs in once",
+        arguments: TestDatabase.available)
+    func concurrency(_ database: TestDatabase) async throws {
+        guard Self.hasPyotp else {
+            print("skipped: pip install pyotp to run the TOTP tests against an independent implementation")
+            return
+        }
+        let server = try await TestServer.startOpen(database)
+        let clock = server.clock
+        try await server.withRouter { client in
+            let user = try await signUp(client, email: "burst@example.com", password: Self.password)
+            let enrolled = try await client.json(.post, "/v1/me/factors/totp", bearer: user.accessToken)
+            let secret = try #require(enrolled.string("secret"))
+            let id = try #require(enrolled.string("id"))
+            let code = try #require(try Self.pyotp(secret, at: clock.now()))
+            let confirmed = try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": code], bearer: user.accessToken)
+            let codes = try #require(confirmed.object["recovery_codes"] as? [String])
+            func flow() async throws -> String {
+                let login = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": Self.password])
+                return try #require(login.string("flow_id"))
+            }
+
+            // One recovery code on two waiting sign-ins at once: one session.
+            let (a, b) = (try await flow(), try await flow())
+            let both = try await withThrowingTaskGroup(of: Int.self) { group in
+                for flow in [a, b] {
+                    group.addTask {
+                        try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "recovery_code", "code": codes[1]])
+                            .status.code
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(both.sorted() == [200, 401], "\(both)")
+
+            let burst = try await flow()
+            let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        let answer = try await client.json(.post, "/v1/mfa/verify", ["flow_id": burst, "factor": "totp", "code": "000000"])
+                        return (answer.status.code, answer.string("code"))
+                    }
+                }
+                return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0.1 == "invalid_code" }.count == SecondFactorFlow.maxAttempts, "\(statuses)")
+            #expect(statuses.allSatisfy { (400..<500).contains($0.0) })
+            // 2 answers above plus 20: past the account's limit.
+            let limited = try await client.json(
+                .post, "/v1/mfa/verify", ["flow_id": try await flow(), "factor": "totp", "code": "000000"])
+            #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil, "\(limited.status) \(limited.text)")
+            clock.advance(by: SecondFactorFlow.accountWindow + 1)
+            let fresh = try #require(try Self.pyotp(secret, at: clock.now()))
+            #expect(
+                try await client.json(.post, "/v1/mfa/verify", ["flow_id": try await flow(), "factor": "totp", "code": fresh]).status == .ok
+            )
+        }
+        await server.stop()
+    }
+}
