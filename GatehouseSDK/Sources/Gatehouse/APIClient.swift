@@ -71,7 +71,10 @@ struct APIClient: Sendable {
             return GatehouseError(
                 code: problem.code, status: response.statusCode, message: problem.detail ?? problem.title,
                 retryAfter: retryAfter, remainingAttempts: problem.remainingAttempts,
-                validation: ValidationResult(errors: problem.errors ?? []), failureCounts: problem.failureCounts)
+                validation: ValidationResult(errors: problem.errors ?? []), failureCounts: problem.failureCounts,
+                secondFactor: problem.flowId.map {
+                    SecondFactorChallenge(flowID: $0, factors: (problem.factors ?? []).map { SecondFactorKind(rawValue: $0) })
+                })
         }
         if let oauth = try? WireCoding.decoder().decode(OAuthErrorBody.self, from: data) {
             return GatehouseError(

@@ -84,6 +84,13 @@ extension AuthClient {
             throw GatehouseError(code: .invalidRequest, status: nil, message: "The redirect names another issuer.")
         }
         if let error = value("error") {
+            // A sign-in waiting for its second factor keeps its verifier: the code that completes it
+            // is exchanged with it.
+            if error == ErrorCode.mfaRequired.rawValue, let flow = value("flow_id") {
+                throw GatehouseError(
+                    code: .mfaRequired, status: nil, message: "The sign-in waits for a second factor.",
+                    secondFactor: SecondFactorChallenge(flowID: flow, factors: []))
+            }
             // Only an answer to this run's own state ends it: a forged error link after a relaunch
             // must not throw away the verifier a real answer still needs.
             if started {

@@ -17,10 +17,14 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var validation: ValidationResult
     /// A device authenticator's counts after a wrong answer: maximum, failures so far, remaining.
     public var failureCounts: FailureCounts?
+    /// With `mfa_required`: the sign-in waiting for its second factor. Answer it with
+    /// ``AuthClient/signIn(secondFactor:code:challenge:persist:)``.
+    public var secondFactor: SecondFactorChallenge?
 
     public init(
         code: ErrorCode, status: Int?, message: String, retryAfter: Int? = nil, remainingAttempts: Int? = nil,
-        validation: ValidationResult = ValidationResult(), failureCounts: FailureCounts? = nil
+        validation: ValidationResult = ValidationResult(), failureCounts: FailureCounts? = nil,
+        secondFactor: SecondFactorChallenge? = nil
     ) {
         self.code = code
         self.status = status
@@ -29,6 +33,7 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
         self.remainingAttempts = remainingAttempts
         self.validation = validation
         self.failureCounts = failureCounts
+        self.secondFactor = secondFactor
     }
 
     public var description: String { "\(status.map(String.init) ?? "-") \(code): \(message)" }
@@ -45,6 +50,8 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public static let storeUnavailable: ErrorCode = "store_unavailable"
 
     public var isInvalidCredentials: Bool { code == .invalidCredentials }
+    /// The first factor was right; the sign-in waits for a second (``secondFactor``).
+    public var isSecondFactorRequired: Bool { code == .mfaRequired }
     public var isRateLimited: Bool { code == .rateLimited || status == 429 }
     public var isEmailNotVerified: Bool { code == .emailNotVerified }
     public var isValidationFailure: Bool { code == .validationFailed }
