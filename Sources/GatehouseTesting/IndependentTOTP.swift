@@ -3,24 +3,48 @@ import Foundation
 /// TOTP codes from an implementation that is not Gatehouse's: PyPI's `pyotp` (which `.ci/run`
 /// installs), run as a process, so a test of the server's TOTP never checks it against itself.
 public enum IndependentTOTP {
+    /// The Python that has pyotp, found once per test process (through `env`, then called directly:
+    /// a version manager's shim costs as much as the code itself), or nil without pyotp.
+    private static let interpreter: Task<String?, Never> = Task {
+        (try? await onDispatchThread { try output("/usr/bin/env", ["python3", "-c", "import sys, pyotp; print(sys.executable)"]) }) ?? nil
+    }
+
     /// `pyotp`'s code for `secret` (base32) at `date`, or nil when pyotp is not installed.
-    public static func code(_ secret: String, at date: Date) throws -> String? {
+    public static func code(_ secret: String, at date: Date) async throws -> String? {
+        guard let python = await interpreter.value else { return nil }
+        return try await onDispatchThread {
+            try output(
+                python,
+                [
+                    "-c", "import sys, pyotp; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret,
+                    String(Int(date.timeIntervalSince1970)),
+                ])
+        }
+    }
+
+    /// Whether pyotp answers; tests that need it say so visibly when it does not.
+    public static func isAvailable() async -> Bool { await interpreter.value != nil }
+
+    /// Waits for the process on a dispatch thread: blocking one of the few threads Swift concurrency
+    /// runs tests on would stall every test beside it.
+    private static func onDispatchThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: Result { try work() }) }
+        }
+        return try result.get()
+    }
+
+    private static func output(_ executable: String, _ arguments: [String]) throws -> String? {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c", "import sys, pyotp; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret,
-            String(Int(date.timeIntervalSince1970)),
-        ]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = Pipe()
         try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { return nil }
-        return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
-
-    /// Whether pyotp answers; tests that need it say so visibly when it does not.
-    public static var isAvailable: Bool { (try? code("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", at: Date())) != nil }
 }

@@ -228,12 +228,80 @@ struct AssuranceGateTests {
         #expect(core.persistence.startedCounts().browserSessions == before.browserSessions)
     }
 
+    @Test(
+        "GATE-1 with the real factor: a user with a confirmed authenticator app is held at the gate by every method that signs an existing account in; a pyotp code completes it, once",
+        arguments: [Method.password, .mailCode, .recovery, .deviceAuthenticator, .hostedPassword, .hostedCode, .webSession])
+    func totpGate(_ method: Method) async throws {
+        guard await IndependentTOTP.isAvailable() else {
+            print("skipped: pip install pyotp to run the gate with the authenticator app as the factor")
+            return
+        }
+        let idp = TestIDTokenIssuer()
+        let core = try await CoreHarness.startWithFactors(social: Self.social(idp))
+        defer { Task { await core.stop() } }
+        try await core.createClient(
+            id: "app", redirectURIs: [Self.redirect],
+            settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local"])
+        guard
+            case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
+                SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+        else { Issue.record("the set-up sign-up did not sign in"); return }
+        let device = P256.Signing.PrivateKey()
+        let deviceID = "dev_gate_totp_1"
+        let principal = try await Self.principal(existing, core: core)
+        let authenticator = try await DeviceAuthenticatorsFlow(services: core.services).register(
+            principal,
+            DeviceAuthenticatorsFlow.Enrolment(
+                type: .pin, deviceID: deviceID, publicKey: Base64URL.encode(device.publicKey.x963Representation)))
+        // The authenticator app, confirmed with its first code.
+        let factors = FactorsFlow(services: core.services)
+        let enrolment = try await factors.enrolTOTP(principal, meta: Self.meta)
+        let first = try #require(try await IndependentTOTP.code(enrolment.secret, at: core.clock.now()))
+        _ = try await factors.confirm(principal, id: enrolment.id, code: first, meta: Self.meta)
+
+        let before = core.persistence.startedCounts()
+        let waiting: Waiting
+        do {
+            waiting = try await firstFactor(
+                method, core: core, existing: existing, device: (device, deviceID, authenticator.id), idp: idp,
+                factors: ["totp", "recovery_code"])
+        } catch let error as GatehouseError where error.code == .mfaRequired {
+            let pending = try #require(error.pendingFlow)
+            #expect(pending.factors == ["totp", "recovery_code"])
+            waiting = .api(pending.id)
+        }
+        guard waiting != .started else {
+            Issue.record("\(method) started a session without the authenticator app's code")
+            return
+        }
+        #expect(core.persistence.startedCounts() == before, "\(method) started something before the factor")
+        core.clock.advance(by: 30)
+        let code = try #require(try await IndependentTOTP.code(enrolment.secret, at: core.clock.now()))
+        func complete() async throws {
+            switch waiting {
+            case .api(let id):
+                _ = try await SecondFactorFlow(services: core.services).complete(
+                    flowID: try #require(id), factor: "totp", response: code, meta: Self.meta)
+            case .hosted(let id):
+                _ = try await AuthorizeFlow(services: core.services).completeFactor(
+                    id, binding: Self.binding, factor: "totp", response: code, meta: Self.meta)
+            case .started: break
+            }
+        }
+        try await complete()
+        let after = core.persistence.startedCounts()
+        #expect(after.total == before.total + (method == .hostedPassword || method == .hostedCode ? 2 : 1), "\(before) → \(after)")
+        // Used up, and the code's step with it.
+        await #expect(throws: GatehouseError.self) { try await complete() }
+        #expect(core.persistence.startedCounts() == after)
+    }
+
     // MARK: The first factor of each method
 
     private func firstFactor(
         _ method: Method, core: CoreHarness, existing: TokenResponse,
         device: (key: P256.Signing.PrivateKey, id: String, authenticator: String),
-        idp: TestIDTokenIssuer
+        idp: TestIDTokenIssuer, factors expected: [String] = ["test"]
     ) async throws -> Waiting {
         let services = core.services
         switch method {
@@ -312,7 +380,7 @@ struct AssuranceGateTests {
             // The flow waits on its factor page: the same flow, at its second-factor step.
             guard case .show(let shown)? = outcome, shown == flow else { return .started }
             let page = try await authorize.page(flow, binding: binding, browser: nil)
-            #expect(page.flow.step == .secondFactor && page.factors == ["test"])
+            #expect(page.flow.step == .secondFactor && page.factors == expected)
             return .hosted(flow)
         case .deviceAuthenticator:
             let flow = DeviceAuthenticationFlow(services: services)

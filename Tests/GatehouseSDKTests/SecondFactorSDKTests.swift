@@ -15,7 +15,7 @@ struct SecondFactorSDKTests {
         "SDK-18: enrol an authenticator app and confirm it (recovery codes once); a password sign-in throws the typed second-factor challenge; a wrong code says what is left; a TOTP code or a recovery code answers it with the same SignInResult; factors listed and removed"
     )
     func secondFactor() async throws {
-        guard IndependentTOTP.isAvailable else {
+        guard await IndependentTOTP.isAvailable() else {
             print("skipped: pip install pyotp to run the SDK's TOTP test against an independent implementation")
             return
         }
@@ -27,7 +27,7 @@ struct SecondFactorSDKTests {
             _ = try await client.signUp(email: "sdk-mfa@example.com", password: Self.password)
             let enrolment = try await client.enrolTOTP()
             #expect(enrolment.otpauthUri.hasPrefix("otpauth://totp/"))
-            let first = try #require(try IndependentTOTP.code(enrolment.secret, at: clock.now()))
+            let first = try #require(try await IndependentTOTP.code(enrolment.secret, at: clock.now()))
             let confirmed = try await client.confirmFactor(id: enrolment.id, code: first)
             #expect(confirmed.factor.confirmed && confirmed.recoveryCodes?.count == 10)
             let recovery = try #require(confirmed.recoveryCodes)
@@ -51,7 +51,7 @@ struct SecondFactorSDKTests {
                 #expect(error.isInvalidCode && error.remainingAttempts == 4, "\(error)")
             }
             clock.advance(by: 30)
-            let code = try #require(try IndependentTOTP.code(enrolment.secret, at: clock.now()))
+            let code = try #require(try await IndependentTOTP.code(enrolment.secret, at: clock.now()))
             let signedIn = try await client.signIn(secondFactor: .totp, code: code, challenge: waiting)
             #expect(signedIn.user.email == "sdk-mfa@example.com" && !signedIn.isNew)
             #expect(client.session != nil)

@@ -12,15 +12,15 @@ import Testing
 struct SecondFactorTests {
     static let password = "correct horse battery"
 
-    static func pyotp(_ secret: String, at date: Date) throws -> String? { try IndependentTOTP.code(secret, at: date) }
+    static func pyotp(_ secret: String, at date: Date) async throws -> String? { try await IndependentTOTP.code(secret, at: date) }
 
-    static var hasPyotp: Bool { IndependentTOTP.isAvailable }
+    static func hasPyotp() async -> Bool { await IndependentTOTP.isAvailable() }
 
     @Test(
         "MFA-1: enrol an authenticator app (pyotp codes), confirm it, sign in with a code; a replayed code, a code two steps old, a wrong one and another secret's are refused; a recovery code works once; amr carries otp and mfa",
         arguments: TestDatabase.available)
     func totp(_ database: TestDatabase) async throws {
-        guard Self.hasPyotp else {
+        guard await Self.hasPyotp() else {
             print("skipped: pip install pyotp to run the TOTP tests against an independent implementation")
             return
         }
@@ -39,7 +39,7 @@ struct SecondFactorTests {
 
             let wrong = try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": "000000"], bearer: user.accessToken)
             #expect(wrong.status == .unauthorized && wrong.string("code") == "invalid_code")
-            let first = try #require(try Self.pyotp(secret, at: clock.now()))
+            let first = try #require(try await Self.pyotp(secret, at: clock.now()))
             let confirmed = try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": first], bearer: user.accessToken)
             #expect(confirmed.status == .ok, "\(confirmed.text)")
             let codes = try #require(confirmed.object["recovery_codes"] as? [String])
@@ -65,12 +65,12 @@ struct SecondFactorTests {
             let replayed = try await verify(flow, "totp", first)
             #expect(replayed.status == .unauthorized && replayed.string("code") == "invalid_code", "\(replayed.text)")
             // Another secret's code.
-            let stranger = try #require(try Self.pyotp("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", at: clock.now()))
+            let stranger = try #require(try await Self.pyotp("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", at: clock.now()))
             if stranger != first {
                 #expect(try await verify(flow, "totp", stranger).status == .unauthorized)
             }
             clock.advance(by: 30)
-            let next = try #require(try Self.pyotp(secret, at: clock.now()))
+            let next = try #require(try await Self.pyotp(secret, at: clock.now()))
             let signedIn = try await verify(flow, "totp", next)
             #expect(signedIn.status == .ok, "\(signedIn.text)")
             let access = try #require(signedIn.string("access_token"))
@@ -82,7 +82,7 @@ struct SecondFactorTests {
             #expect(try await verify(again, "totp", next).status == .unauthorized)
             // Two steps old.
             clock.advance(by: 60)
-            let old = try #require(try Self.pyotp(secret, at: clock.now().addingTimeInterval(-60)))
+            let old = try #require(try await Self.pyotp(secret, at: clock.now().addingTimeInterval(-60)))
             #expect(try await verify(again, "totp", old).status == .unauthorized)
 
             // A recovery code works once, in any shape the user types it.
@@ -110,7 +110,7 @@ struct SecondFactorTests {
         "MFA-2: 20 concurrent wrong codes on one waiting sign-in: exactly 5 are checked; the account is then refused with 429 and Retry-After until its window passes; one recovery code sent twice at once signs in once",
         arguments: TestDatabase.available)
     func concurrency(_ database: TestDatabase) async throws {
-        guard Self.hasPyotp else {
+        guard await Self.hasPyotp() else {
             print("skipped: pip install pyotp to run the TOTP tests against an independent implementation")
             return
         }
@@ -121,7 +121,7 @@ struct SecondFactorTests {
             let enrolled = try await client.json(.post, "/v1/me/factors/totp", bearer: user.accessToken)
             let secret = try #require(enrolled.string("secret"))
             let id = try #require(enrolled.string("id"))
-            let code = try #require(try Self.pyotp(secret, at: clock.now()))
+            let code = try #require(try await Self.pyotp(secret, at: clock.now()))
             let confirmed = try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": code], bearer: user.accessToken)
             let codes = try #require(confirmed.object["recovery_codes"] as? [String])
             func flow() async throws -> String {
@@ -160,7 +160,7 @@ struct SecondFactorTests {
                 .post, "/v1/mfa/verify", ["flow_id": try await flow(), "factor": "totp", "code": "000000"])
             #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil, "\(limited.status) \(limited.text)")
             clock.advance(by: SecondFactorFlow.accountWindow + 1)
-            let fresh = try #require(try Self.pyotp(secret, at: clock.now()))
+            let fresh = try #require(try await Self.pyotp(secret, at: clock.now()))
             #expect(
                 try await client.json(.post, "/v1/mfa/verify", ["flow_id": try await flow(), "factor": "totp", "code": fresh]).status == .ok
             )

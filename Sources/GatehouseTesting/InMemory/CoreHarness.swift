@@ -17,6 +17,24 @@ public struct CoreHarness: Sendable {
     ) async throws
         -> CoreHarness
     {
+        try await make(hooks: hooks, assurance: assurance, factors: { _, _ in factors }, social: social, configure: configure)
+    }
+
+    /// The server's own second factors and policy (an authenticator app, recovery codes,
+    /// ``FactorPolicy``), as `GatehouseServer` runs them.
+    public static func startWithFactors(
+        hooks: [any FlowHook] = [], social: SocialFederation = SocialFederation(), configure: (inout CoreSettings) -> Void = { _ in }
+    ) async throws -> CoreHarness {
+        try await make(
+            hooks: hooks, assurance: FactorPolicy(),
+            factors: { secret, clock in [TOTPFactor(secret: secret, clock: clock), RecoveryCodeFactor(secret: secret, clock: clock)] },
+            social: social, configure: configure)
+    }
+
+    private static func make(
+        hooks: [any FlowHook], assurance: any AssurancePolicy, factors: (ServerSecret, TestClock) -> [any SecondFactor],
+        social: SocialFederation, configure: (inout CoreSettings) -> Void
+    ) async throws -> CoreHarness {
         let persistence = InMemoryPersistence()
         let clock = TestClock()
         let secret = try ServerSecret(bytes: Array(repeating: 7, count: 32))
@@ -30,7 +48,8 @@ public struct CoreHarness: Sendable {
         let services = CoreServices(
             persistence: persistence, hasher: try PasswordHasher(parameters: TestServer.testArgon2, pool: pool),
             tokens: AccessTokens(keys: keys, issuer: settings.publicURL, clock: clock), secret: secret, clock: clock,
-            settings: settings, logger: logger, hooks: FlowHooks(hooks), social: social, assurance: assurance, factors: factors)
+            settings: settings, logger: logger, hooks: FlowHooks(hooks), social: social, assurance: assurance,
+            factors: factors(secret, clock))
         return CoreHarness(services: services, persistence: persistence, clock: clock, pool: pool)
     }
 
