@@ -75,6 +75,8 @@ struct CredentialAndFlowContractTests {
             let found = try #require(try await db.read { try await $0.credentials.find(type: .password, identifier: "+4790012345") })
             #expect(found.identifiers.sorted() == ["+4790012345", "ada@new.example"] && found.config == #"{"v":2}"#)
 
+            #expect(try await db.read { try await $0.credentials.count(userID: ada.id, type: .password) } == 1)
+            #expect(try await db.read { try await $0.credentials.count(userID: bob.id, type: .password) } == 0)
             #expect(try await db.transaction { try await $0.credentials.deleteAll(userID: ada.id, type: .password) } == 1)
             #expect(try await db.read { try await $0.credentials.find(type: .password, identifier: "ada@new.example") } == nil)
             #expect(try await db.read { try await $0.users.find(id: ada.id) }?.hasPassword == false)

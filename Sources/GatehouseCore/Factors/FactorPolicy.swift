@@ -16,11 +16,12 @@ public struct FactorPolicy: AssurancePolicy {
     /// The factor ids a user can complete a sign-in with: a confirmed authenticator app, recovery codes
     /// left (only beside a confirmed app: recovery codes alone are no factor).
     static func enrolledFactors(userID: UUID, stores: any Stores) async throws -> [String] {
-        let credentials = try await stores.credentials.list(userID: userID, type: nil)
-        let totp = credentials.contains { credential in
-            credential.type == .totp && ((try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed ?? false)
+        // Every session start asks: one indexed read that finds nothing for most users. Recovery codes
+        // are only counted for a user with an app.
+        let totp = try await stores.credentials.list(userID: userID, type: .totp).contains { credential in
+            (try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed ?? false
         }
         guard totp else { return [] }
-        return credentials.contains { $0.type == .recoveryCode } ? ["totp", "recovery_code"] : ["totp"]
+        return try await stores.credentials.count(userID: userID, type: .recoveryCode) > 0 ? ["totp", "recovery_code"] : ["totp"]
     }
 }

@@ -109,7 +109,10 @@ public struct AuthorizationCodes: Sendable {
             if grant.acceptTerms == true {
                 try await TermsAcceptance.record(userID: user.id, client: client, at: services.clock.now(), stores: stores)
             }
-            return (try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores), user)
+            // The code was minted through the gate for this client: its exchange does not ask again.
+            return (
+                try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores, passedGate: true), user
+            )
         }
         let started = try start.get().app()
         // The user comes with what the app must still ask for (terms, required fields), as on every

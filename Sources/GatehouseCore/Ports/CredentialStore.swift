@@ -11,6 +11,8 @@ public protocol CredentialStore: Sendable {
     func find(type: CredentialType, identifier: String) async throws -> CredentialRecord?
     /// A user's credentials, of one type or all, oldest first.
     func list(userID: UUID, type: CredentialType?) async throws -> [CredentialRecord]
+    /// How many credentials of `type` the user has, in one indexed count (no identifiers read).
+    func count(userID: UUID, type: CredentialType) async throws -> Int
     /// Returns whether a row was deleted.
     func delete(id: String) async throws -> Bool
     /// Deletes every credential of `type` the user has; returns how many.

@@ -23,10 +23,15 @@ public struct SessionStarter: Sendable {
 
     /// Starts `target` for `authentication` in the caller's transaction, or, when the sign-in falls
     /// short of the required level, records a flow that a second factor can complete and starts nothing.
+    /// `passedGate`: the sign-in already passed this gate for this client when it became what the caller
+    /// holds (an authorization code, which only the gate mints and which lives a minute); its exchange
+    /// starts the session it deferred, as a session started a moment before a new requirement stays.
     public func start(
-        _ authentication: Authentication, client: ClientRecord, target: SessionTarget, meta: RequestMeta, stores: any Stores
+        _ authentication: Authentication, client: ClientRecord, target: SessionTarget, meta: RequestMeta, stores: any Stores,
+        passedGate: Bool = false
     ) async throws -> SessionStart {
-        let required = try await policy.requirement(userID: authentication.userID, client: client, stores: stores)
+        let required =
+            passedGate ? .firstFactor : try await policy.requirement(userID: authentication.userID, client: client, stores: stores)
         if authentication.level < required.level {
             return .factorRequired(
                 flowID: try await awaitFactor(authentication, client: client, target: target, factors: required.factors, stores: stores),

@@ -87,6 +87,13 @@ struct SQLCredentialStore: CredentialStore {
         return out
     }
 
+    func count(userID: UUID, type: CredentialType) async throws -> Int {
+        let row = try await db.raw(
+            "SELECT COUNT(*) AS n FROM credentials WHERE user_id = \(bind: Columns.id(userID)) AND type = \(bind: type.rawValue)"
+        ).first()
+        return try row?.int("n") ?? 0
+    }
+
     func delete(id: String) async throws -> Bool {
         !(try await db.raw("DELETE FROM credentials WHERE id = \(bind: id) RETURNING id").all().isEmpty)
     }

@@ -144,6 +144,10 @@ struct InMemoryCredentialStore: CredentialStore {
         }
     }
 
+    func count(userID: UUID, type: CredentialType) async throws -> Int {
+        box.with { state in state.credentials.values.filter { $0.userID == userID && $0.type == type }.count }
+    }
+
     func deleteAll(userID: UUID, type: CredentialType) async throws -> Int {
         box.with { state in
             let ids = Set(state.credentials.values.filter { $0.userID == userID && $0.type == type }.map(\.id))
