@@ -167,4 +167,42 @@ struct SecondFactorTests {
         }
         await server.stop()
     }
+
+    @Test(
+        "MFA-3: once a user has a factor, a session from before it can change neither the password nor the factors (403 reauthentication_required); a session that passed the factor can"
+    )
+    func sensitiveActions() async throws {
+        guard await Self.hasPyotp() else {
+            print("skipped: pip install pyotp to run the TOTP tests against an independent implementation")
+            return
+        }
+        let server = try await TestServer.startOpen(.sqlite)
+        let clock = server.clock
+        try await server.withRouter { client in
+            let old = try await signUp(client, email: "steal@example.com", password: Self.password)
+            let enrolled = try await client.json(.post, "/v1/me/factors/totp", bearer: old.accessToken)
+            let secret = try #require(enrolled.string("secret"))
+            let id = try #require(enrolled.string("id"))
+            let first = try #require(try await Self.pyotp(secret, at: clock.now()))
+            #expect(try await client.json(.post, "/v1/me/factors/\(id)/confirm", ["code": first], bearer: old.accessToken).status == .ok)
+
+            // The session from before the factor: a stolen token of it must not take the account over.
+            let change = ["current_password": Self.password, "password": "a brand new passphrase"]
+            let refused = try await client.json(.put, "/v1/me/password", change, bearer: old.accessToken)
+            #expect(refused.status == .forbidden && refused.string("code") == "reauthentication_required", "\(refused.text)")
+            #expect(try await client.json(.delete, "/v1/me/factors/\(id)", bearer: old.accessToken).status == .forbidden)
+            #expect(try await client.json(.post, "/v1/me/factors/recovery-codes", bearer: old.accessToken).status == .forbidden)
+
+            let login = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": old.email, "password": Self.password])
+            clock.advance(by: 30)
+            let code = try #require(try await Self.pyotp(secret, at: clock.now()))
+            let passed = try await client.json(
+                .post, "/v1/mfa/verify", ["flow_id": try #require(login.string("flow_id")), "factor": "totp", "code": code])
+            let access = try #require(passed.string("access_token"))
+            #expect(try await client.json(.put, "/v1/me/password", change, bearer: access).status == .noContent)
+            #expect(try await client.json(.delete, "/v1/me/factors/\(id)", bearer: access).status == .noContent)
+        }
+        await server.stop()
+    }
 }

@@ -54,6 +54,7 @@ public struct AccountFlow: Sendable {
         var result = ValidationResult()
         services.settings.passwordPolicy.validate(request.password, email: user.email, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
+        try await FactorsFlow.requireSecondLevel(principal, services: services)
 
         let password = services.password
         let throttle = services.throttle

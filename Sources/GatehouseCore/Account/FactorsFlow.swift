@@ -150,10 +150,16 @@ public struct FactorsFlow: Sendable {
         guard now.timeIntervalSince(principal.session.createdAt) <= Self.recentSignIn else {
             throw GatehouseError.reauthenticationRequired
         }
+        try await Self.requireSecondLevel(principal, services: services)
+    }
+
+    /// For a sensitive change (a password, a linked identity, a factor): a user with a factor must act
+    /// from a session that passed it. Sessions of such a user start only through the gate, so this
+    /// refuses exactly the sessions from before the factor was added (a token stolen then).
+    static func requireSecondLevel(_ principal: Principal, services: CoreServices) async throws {
+        guard !principal.session.amr.contains(AuthenticationMethod.multiFactor) else { return }
         let userID = principal.user.id
         let enrolled = try await services.persistence.read { try await FactorPolicy.enrolledFactors(userID: userID, stores: $0) }
-        if !enrolled.isEmpty, !principal.session.amr.contains(AuthenticationMethod.multiFactor) {
-            throw GatehouseError.reauthenticationRequired
-        }
+        if !enrolled.isEmpty { throw GatehouseError.reauthenticationRequired }
     }
 }

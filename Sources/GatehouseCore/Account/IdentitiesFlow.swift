@@ -43,6 +43,7 @@ public struct IdentitiesFlow: Sendable {
         guard services.clock.now().timeIntervalSince(principal.session.createdAt) <= Self.recentSignIn else {
             throw GatehouseError.reauthenticationRequired
         }
+        try await FactorsFlow.requireSecondLevel(principal, services: services)
         let client = try await services.clients.resolve(principal.session.clientID)
         let provider = try SocialAccounts.provider(request.provider, for: client, services: services)
         let claims = try await SocialSignInFlow(services: services).verify(
