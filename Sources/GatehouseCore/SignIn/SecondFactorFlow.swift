@@ -46,19 +46,20 @@ public struct SecondFactorFlow: Sendable {
         let window = flow.expiresAt.timeIntervalSince(now) + 60
         let key = "second-factor:" + flowID.uuidString.lowercased()
         let accountKey = Self.accountKey(userID)
-        let counts = try await services.persistence.transaction { stores in
-            (
-                try await stores.attempts.recordFailure(key: key, now: now, window: window),
-                try await stores.attempts.recordFailure(key: accountKey, now: now, window: Self.accountWindow)
-            )
+        // The account counts only answers its waiting sign-ins will check, so the two limits never
+        // race each other: an answer past its sign-in's limit costs the account nothing.
+        let counts = try await services.persistence.transaction { stores -> (AttemptCount, AttemptCount?) in
+            let perFlow = try await stores.attempts.recordFailure(key: key, now: now, window: window)
+            guard perFlow.count <= Self.maxAttempts else { return (perFlow, nil) }
+            return (perFlow, try await stores.attempts.recordFailure(key: accountKey, now: now, window: Self.accountWindow))
         }
-        if counts.1.count > Self.maxAccountAttempts {
-            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(counts.1, window: Self.accountWindow, now: now))
-        }
-        if counts.0.count > Self.maxAttempts {
-            // Used up by this attempt or by one beside it: gone either way.
-            _ = try? await runner.complete(flowID, meta: meta)
+        guard let account = counts.1 else {
+            // Out of answers: nothing past the limit is ever checked. The flow is left to expire rather
+            // than ended here, so the answers counted before this one are still checked.
             throw GatehouseError.flowExpired
+        }
+        if account.count > Self.maxAccountAttempts {
+            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(account, window: Self.accountWindow, now: now))
         }
         let authentication = pending.authentication.completed(with: factor)
         let starter = services.starter
