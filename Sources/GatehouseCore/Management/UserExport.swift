@@ -134,8 +134,10 @@ public struct UserExport: Sendable, Encodable {
             if credential.type == .deviceAuthenticator, let config = try? credential.decodeConfig(DeviceAuthenticatorStrategy.Config.self) {
                 device = ["kind": config.kind.rawValue, "device_id": config.deviceID, "name": config.deviceName ?? ""]
             }
+            // A recovery code's identifier is its keyed hash: the export names the code by type and date only.
             return Credential(
-                id: credential.id, type: credential.type.rawValue, identifiers: credential.identifiers,
+                id: credential.id, type: credential.type.rawValue,
+                identifiers: credential.type == .recoveryCode ? [] : credential.identifiers,
                 failureCount: credential.failureCount, createdAt: credential.createdAt, updatedAt: credential.updatedAt, device: device)
         }
         self.sessions = sessions.map(Session.init)
