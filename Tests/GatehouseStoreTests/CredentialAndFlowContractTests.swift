@@ -183,6 +183,16 @@ struct CredentialAndFlowContractTests {
             #expect(try await !db.transaction { try await $0.browserSessions.revoke(id: first.id, at: Self.t0) })
             #expect(try await db.transaction { try await $0.browserSessions.revokeAll(userID: ada.id, at: Self.t0) } == 1)
             #expect(try await db.read { try await $0.browserSessions.find(tokenHash: second.tokenHash) }?.isLive(at: Self.t0) == false)
+
+            // A sign-in's time read back stays in its second (tokens' `auth_time` is whole seconds), even a
+            // hair before the next one.
+            let late = Self.t0.addingTimeInterval(0.9996)
+            let third = BrowserSessionRecord(
+                tokenHash: Secrets.sha256Hex("three"), userID: ada.id, amr: ["pwd"], authTime: late, userAgent: nil,
+                ipAddress: nil, createdAt: late, expiresAt: late.addingTimeInterval(3600))
+            try await db.transaction { try await $0.browserSessions.insert(third) }
+            let stored = try #require(try await db.read { try await $0.browserSessions.find(tokenHash: third.tokenHash) })
+            #expect(Int(stored.authTime.timeIntervalSince1970) == Int(late.timeIntervalSince1970))
         }
     }
 }

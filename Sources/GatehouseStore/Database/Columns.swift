@@ -4,7 +4,10 @@ import SQLKit
 /// Column encodings shared by both databases: times as Unix milliseconds (BIGINT), UUIDs and JSON as
 /// TEXT, booleans as 0/1. Portable types keep one migration list for both dialects.
 enum Columns {
-    static func millis(_ date: Date) -> Int { Int((date.timeIntervalSince1970 * 1000).rounded()) }
+    // Rounded down, never to the nearest: a time that comes back from a row must fall in the same second
+    // as the one kept in memory, or a token's `auth_time` would differ by one between the sign-in that
+    // made it and a later one that read it back.
+    static func millis(_ date: Date) -> Int { Int((date.timeIntervalSince1970 * 1000).rounded(.down)) }
     static func millis(_ date: Date?) -> Int? { date.map(millis) }
     static func date(_ millis: Int) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 
