@@ -73,7 +73,9 @@ struct APIClient: Sendable {
                 retryAfter: retryAfter, remainingAttempts: problem.remainingAttempts,
                 validation: ValidationResult(errors: problem.errors ?? []), failureCounts: problem.failureCounts,
                 secondFactor: problem.flowId.map {
-                    SecondFactorChallenge(flowID: $0, factors: (problem.factors ?? []).map { SecondFactorKind(rawValue: $0) })
+                    SecondFactorChallenge(
+                        flowID: $0, factors: (problem.factors ?? []).map { SecondFactorKind(rawValue: $0) },
+                        requiresEnrolment: problem.enrol == true)
                 })
         }
         if let oauth = try? WireCoding.decoder().decode(OAuthErrorBody.self, from: data) {

@@ -24,10 +24,15 @@ public struct SecondFactorChallenge: Sendable, Hashable {
     public let flowID: String
     /// The factors that may answer it (empty when the server did not say: a web sign-in's redirect).
     public let factors: [SecondFactorKind]
+    /// The user has no second factor yet and the app requires one: enrol an authenticator app with
+    /// ``AuthClient/enrolTOTP(for:)``, then answer with its first code as ``SecondFactorKind/totp``. The
+    /// result carries the new recovery codes (``SignInResult/recoveryCodes``).
+    public let requiresEnrolment: Bool
 
-    public init(flowID: String, factors: [SecondFactorKind]) {
+    public init(flowID: String, factors: [SecondFactorKind], requiresEnrolment: Bool = false) {
         self.flowID = flowID
         self.factors = factors
+        self.requiresEnrolment = requiresEnrolment
     }
 }
 
@@ -59,9 +64,21 @@ extension AuthClient {
         }
         // A web sign-in's: the code its redirect would have carried, bound to the kept PKCE verifier.
         if let web = try? decoder.decode(SecondFactorCodeResponse.self, from: data) {
-            return try await exchangeForTokens(code: web.code, persist: persist, social: true)
+            var result = try await exchangeForTokens(code: web.code, persist: persist, social: true)
+            result.recoveryCodes = web.recoveryCodes
+            return result
         }
         throw GatehouseError(code: GatehouseError.invalidResponse, status: response.statusCode, message: "Unreadable answer.")
+    }
+
+    /// For a challenge that ``SecondFactorChallenge/requiresEnrolment``: an authenticator app for the
+    /// user (its base32 secret and `otpauth://` URI, for the app to show as a QR code). Asked again, it
+    /// answers the same app until its first code, sent with
+    /// ``signIn(secondFactor:code:challenge:persist:)``, confirms it and completes the sign-in.
+    public func enrolTOTP(for challenge: SecondFactorChallenge) async throws -> TOTPEnrolment {
+        let body = SecondFactorEnrolRequest(flowId: challenge.flowID)
+        let (data, _) = try await http.perform(try http.json(http.request("POST", "/v1/mfa/enrol"), body: body))
+        return try WireCoding.decoder().decode(TOTPEnrolment.self, from: data)
     }
 
     /// The signed-in user's second factors (never a secret) and how many recovery codes are left.

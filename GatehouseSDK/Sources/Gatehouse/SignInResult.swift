@@ -17,16 +17,20 @@ public struct SignInResult: Sendable, Hashable {
     /// needs the granted scopes or the ID token of this very sign-in reads them here, without a race
     /// against a later sign-in or refresh.
     public var session: Session
+    /// The recovery codes of the authenticator app enrolled in this sign-in (a client that requires a
+    /// second factor, for a user who had none): shown here once. Show them and ask the user to keep them.
+    public var recoveryCodes: [String]?
 
     /// For tests and previews of an app's own code; the SDK makes its results itself.
-    public init(user: User, isNew: Bool, session: Session) {
+    public init(user: User, isNew: Bool, session: Session, recoveryCodes: [String]? = nil) {
         self.user = user
         self.isNew = isNew
         self.session = session
+        self.recoveryCodes = recoveryCodes
     }
 
     /// A sign-in's result from the session it stored and the token response it came from.
     init(_ stored: StoredSession, tokens: TokenResponse) {
-        self.init(user: stored.user, isNew: tokens.isNew ?? false, session: Session(stored))
+        self.init(user: stored.user, isNew: tokens.isNew ?? false, session: Session(stored), recoveryCodes: tokens.recoveryCodes)
     }
 }

@@ -28,8 +28,30 @@ public struct SecondFactorRequest: Codable, Hashable, Sendable {
 /// code to exchange at `/oauth/token` with the PKCE verifier, as the redirect would have carried it.
 public struct SecondFactorCodeResponse: Codable, Hashable, Sendable {
     public var code: String
+    /// The recovery codes of a factor enrolled during this sign-in (the user's first), shown once.
+    public var recoveryCodes: [String]?
 
-    public init(code: String) { self.code = code }
+    public init(code: String, recoveryCodes: [String]? = nil) {
+        self.code = code
+        self.recoveryCodes = recoveryCodes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case code
+        case recoveryCodes = "recovery_codes"
+    }
+}
+
+/// `POST /v1/mfa/enrol`: an authenticator app for a sign-in whose `mfa_required` answer said `enrol`
+/// (the client or the request requires a factor the user does not have yet).
+public struct SecondFactorEnrolRequest: Codable, Hashable, Sendable {
+    public var flowId: String
+
+    public init(flowId: String) { self.flowId = flowId }
+
+    private enum CodingKeys: String, CodingKey {
+        case flowId = "flow_id"
+    }
 }
 
 /// `POST /v1/me/factors/totp`: a new authenticator app, not counted until a first code confirms it.

@@ -39,10 +39,13 @@ public struct Problem: Codable, Hashable, Sendable, Error {
     /// For `mfa_required`: the flow a second factor completes, and the factors that may complete it.
     public var flowId: String?
     public var factors: [String]?
+    /// For `mfa_required`: the user has no factor yet and must enrol one of `factors` in the flow.
+    public var enrol: Bool?
 
     public init(
         status: Int, code: ErrorCode, title: String, detail: String? = nil, errors: [FieldError]? = nil,
-        remainingAttempts: Int? = nil, failureCounts: FailureCounts? = nil, flowId: String? = nil, factors: [String]? = nil
+        remainingAttempts: Int? = nil, failureCounts: FailureCounts? = nil, flowId: String? = nil, factors: [String]? = nil,
+        enrol: Bool? = nil
     ) {
         self.type = "urn:gatehouse:error:\(code.rawValue)"
         self.title = title
@@ -56,6 +59,7 @@ public struct Problem: Codable, Hashable, Sendable, Error {
         self.remainingFailureCount = failureCounts?.remainingFailureCount
         self.flowId = flowId
         self.factors = factors
+        self.enrol = enrol
     }
 
     /// The device authenticator's counts, when the problem carries them.
@@ -71,7 +75,7 @@ public struct Problem: Codable, Hashable, Sendable, Error {
         case previousFailureCount = "previous_failure_count"
         case remainingFailureCount = "remaining_failure_count"
         case flowId = "flow_id"
-        case factors
+        case factors, enrol
     }
 }
 

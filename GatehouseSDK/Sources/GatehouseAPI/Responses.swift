@@ -10,10 +10,12 @@ public struct TokenResponse: Codable, Hashable, Sendable {
     public var idToken: String?
     public var user: User?
     public var isNew: Bool?
+    /// The recovery codes of a factor enrolled during this sign-in (the user's first), shown once.
+    public var recoveryCodes: [String]?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", expiresIn: Int, refreshToken: String?, scope: String?,
-        idToken: String? = nil, user: User? = nil, isNew: Bool? = nil
+        idToken: String? = nil, user: User? = nil, isNew: Bool? = nil, recoveryCodes: [String]? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -23,10 +25,12 @@ public struct TokenResponse: Codable, Hashable, Sendable {
         self.idToken = idToken
         self.user = user
         self.isNew = isNew
+        self.recoveryCodes = recoveryCodes
     }
 
     private enum CodingKeys: String, CodingKey {
         case scope, user
+        case recoveryCodes = "recovery_codes"
         case accessToken = "access_token"
         case tokenType = "token_type"
         case expiresIn = "expires_in"

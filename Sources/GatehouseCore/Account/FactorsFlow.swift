@@ -16,28 +16,53 @@ public struct FactorsFlow: Sendable {
     /// app reads. An earlier unconfirmed one is replaced; a confirmed one must be removed first.
     public func enrolTOTP(_ principal: Principal, meta: RequestMeta) async throws -> TOTPEnrolment {
         try await requireRecentSignIn(principal)
-        let user = principal.user
+        return try await Self.enrolTOTP(for: principal.user, services: services)
+    }
+
+    /// Writes a new unconfirmed authenticator app for `user` in place of any earlier unconfirmed one;
+    /// refused while a confirmed one exists. Shared by the signed-in user's enrolment and the one a
+    /// sign-in that requires a factor leads to. `reuse`: an app still waiting for its first code is
+    /// shown again rather than replaced (a reloaded enrolment page keeps its QR code).
+    static func enrolTOTP(for user: UserRecord, services: CoreServices, reuse: Bool = false) async throws -> TOTPEnrolment {
         let now = services.clock.now()
         let key = Data(Secrets.randomBytes(TOTP.secretLength))
         let config = TOTPFactor.Config(sealedSecret: try services.secret.seal(key), confirmed: false, lastStep: nil)
         let credential = CredentialRecord(
             userID: user.id, type: .totp, identifiers: ["totp:" + UUID().uuidString.lowercased()],
             config: try CredentialRecord.encodeConfig(config), createdAt: now)
-        try await services.persistence.transaction { stores in
+        let secret = services.secret
+        let (id, shownKey) = try await services.persistence.transaction { stores -> (String, Data) in
             for existing in try await stores.credentials.list(userID: user.id, type: .totp) {
                 guard let config = try? existing.decodeConfig(TOTPFactor.Config.self) else { continue }
                 if config.confirmed {
                     throw GatehouseError.validation(
                         field: "type", code: .invalidValue, message: "Remove the current authenticator app before adding another.")
                 }
+                if reuse, let kept = try? secret.open(config.sealedSecret) { return (existing.id, kept) }
                 _ = try await stores.credentials.delete(id: existing.id)
             }
             try await stores.credentials.insert(credential)
+            return (credential.id, key)
         }
         let issuer = URLComponents(string: services.settings.publicURL)?.host ?? "Gatehouse"
         return TOTPEnrolment(
-            id: credential.id, secret: Base32.encode(key),
-            otpauthUri: TOTP.uri(secret: key, issuer: issuer, account: user.email ?? user.phone ?? user.id.uuidString.lowercased()))
+            id: id, secret: Base32.encode(shownKey),
+            otpauthUri: TOTP.uri(secret: shownKey, issuer: issuer, account: user.email ?? user.phone ?? user.id.uuidString.lowercased()))
+    }
+
+    /// A confirmed factor's aftermath, in the confirming transaction: the user's first factor gets its
+    /// recovery codes (returned, to be shown once), and the enrolment is recorded (audit, webhook).
+    static func confirmed(
+        userID: UUID, clientID: String, services: CoreServices, meta: RequestMeta, stores: any Stores
+    ) async throws -> [String]? {
+        var codes: [String]?
+        if try await stores.credentials.list(userID: userID, type: .recoveryCode).isEmpty {
+            let recovery = RecoveryCodeFactor(secret: services.secret, clock: services.clock)
+            codes = try await issueRecoveryCodes(for: userID, factor: recovery, now: services.clock.now(), stores: stores)
+        }
+        try await services.recordEvent(
+            HookEvent(point: .factorEnrolment, clientID: clientID, method: "totp", userID: userID, meta: meta), stores: stores)
+        return codes
     }
 
     /// The first code from the app confirms it; the user's first factor also gets its recovery codes,
@@ -46,7 +71,7 @@ public struct FactorsFlow: Sendable {
         let user = principal.user
         let now = services.clock.now()
         let factor = TOTPFactor(secret: services.secret, clock: services.clock)
-        let recovery = RecoveryCodeFactor(secret: services.secret, clock: services.clock)
+        let services = services
         // Counted like a sign-in's second factor: the account's answers are bounded whatever the route.
         let accountKey = SecondFactorFlow.accountKey(user.id)
         let count = try await services.persistence.transaction {
@@ -61,14 +86,8 @@ public struct FactorsFlow: Sendable {
             else { throw GatehouseError.notFound("No authenticator app waits for confirmation under this id.") }
             guard try await factor.accept(code, credential: credential, config: config, now: now, stores: stores) else { return nil }
             try await stores.attempts.reset(key: accountKey)
-            var codes: [String]?
-            if try await stores.credentials.list(userID: user.id, type: .recoveryCode).isEmpty {
-                codes = try await Self.issueRecoveryCodes(for: user.id, factor: recovery, now: now, stores: stores)
-            }
-            try await stores.audit.append(
-                AuditEvent(
-                    at: now, type: AuditEvent.factorEnrolled, userID: user.id, clientID: principal.session.clientID, method: "totp",
-                    meta: meta))
+            let codes = try await Self.confirmed(
+                userID: user.id, clientID: principal.session.clientID, services: services, meta: meta, stores: stores)
             return (credential, codes)
         }
         guard let (credential, codes) = outcome else {
@@ -92,7 +111,6 @@ public struct FactorsFlow: Sendable {
     public func remove(_ principal: Principal, id: String, meta: RequestMeta) async throws {
         try await requireRecentSignIn(principal)
         let user = principal.user
-        let now = services.clock.now()
         try await services.persistence.transaction { stores in
             guard let credential = try await stores.credentials.find(id: id), credential.userID == user.id, credential.type == .totp,
                 try await stores.credentials.delete(id: id)
@@ -100,10 +118,9 @@ public struct FactorsFlow: Sendable {
             if try await stores.credentials.list(userID: user.id, type: .totp).isEmpty {
                 _ = try await stores.credentials.deleteAll(userID: user.id, type: .recoveryCode)
             }
-            try await stores.audit.append(
-                AuditEvent(
-                    at: now, type: AuditEvent.factorRemoved, userID: user.id, clientID: principal.session.clientID, method: "totp",
-                    meta: meta))
+            try await services.recordEvent(
+                HookEvent(point: .factorRemoval, clientID: principal.session.clientID, method: "totp", userID: user.id, meta: meta),
+                stores: stores)
         }
     }
 

@@ -67,7 +67,7 @@ public enum ClientSettingsParser {
         case "refresh_token_ttl": s.refreshTokenTTL = try seconds()
         case "device_authenticators": s.deviceAuthenticators = try toggle()
         case "mfa":
-            guard let v = ClientSettings.MFA(rawValue: value) else { throw bad(key, "off or optional") }
+            guard let v = ClientSettings.MFA(rawValue: value) else { throw bad(key, "off, optional or required") }
             s.mfa = v
         case "allowed_origins":
             var origins: [String] = []

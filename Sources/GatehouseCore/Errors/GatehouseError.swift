@@ -54,7 +54,7 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     /// A device authenticator's counts, for a wrong signature and a deregistration.
     public var failureCounts: FailureCounts?
     /// The sign-in waiting for a second factor, and the factors that may complete it (`mfa_required`).
-    public var pendingFlow: (id: UUID, factors: [String])?
+    public var pendingFlow: PendingFactor?
     public var cause: (any Error)?
 
     private init(
@@ -222,12 +222,15 @@ extension GatehouseError {
         .forbidden, code: .reauthenticationRequired, title: "Sign in again",
         detail: "Adding a way to sign in needs a recent sign-in. Sign in again, then retry.")
 
-    /// The first factor was right; no session started until a second completes flow `flowID`.
-    public static func mfaRequired(flowID: UUID, factors: [String]) -> GatehouseError {
+    /// The first factor was right; no session started until a second completes the pending flow
+    /// (after enrolling one, when the user has none).
+    public static func mfaRequired(_ pending: PendingFactor) -> GatehouseError {
         var error = GatehouseError(
             .forbidden, code: .mfaRequired, title: "Second factor required",
-            detail: "This sign-in needs a second factor. Complete the flow with one of the listed factors.")
-        error.pendingFlow = (flowID, factors)
+            detail: pending.enrol
+                ? "This sign-in needs a second factor and the account has none: enrol one of the listed factors in the flow."
+                : "This sign-in needs a second factor. Complete the flow with one of the listed factors.")
+        error.pendingFlow = pending
         return error
     }
 

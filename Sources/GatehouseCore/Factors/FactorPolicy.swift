@@ -1,16 +1,26 @@
 import Foundation
 
-/// The assurance policy of a server with second factors: a client with `mfa=off` never asks for one;
-/// with `optional` (the default) a user who enrolled a factor always gets the second step. Reads the
-/// user's factors once per session start, inside its transaction (one indexed read by user), never on
-/// refresh.
+/// The assurance policy of a server with second factors: a client with `mfa=off` never asks for one
+/// by itself; with `optional` (the default) a user who enrolled a factor always gets the second step;
+/// with `required`, a user without one enrols an authenticator app before the first session. A request
+/// that asks for the second level (`acr_values=2`) is treated like `required`, whatever the client's
+/// setting. Reads the user's factors once per session start, inside its transaction (one indexed read
+/// by user), never on refresh.
 public struct FactorPolicy: AssurancePolicy {
     public init() {}
 
-    public func requirement(userID: UUID, client: ClientRecord, stores: any Stores) async throws -> AssuranceRequirement {
-        guard client.settings.mfa != .off else { return .firstFactor }
+    /// What a user without a factor may enrol to complete a sign-in that requires one.
+    public static let enrollable = ["totp"]
+
+    public func requirement(userID: UUID, client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+        -> AssuranceRequirement
+    {
+        let mfa = client.settings.mfa
+        let demanded = asked >= .multiFactor || mfa == .required
+        guard mfa != .off || demanded else { return .firstFactor }
         let enrolled = try await Self.enrolledFactors(userID: userID, stores: stores)
-        return enrolled.isEmpty ? .firstFactor : AssuranceRequirement(level: .multiFactor, factors: enrolled)
+        if !enrolled.isEmpty { return AssuranceRequirement(level: .multiFactor, factors: enrolled) }
+        return demanded ? AssuranceRequirement(level: .multiFactor, factors: Self.enrollable, enrol: true) : .firstFactor
     }
 
     /// The factor ids a user can complete a sign-in with: a confirmed authenticator app, recovery codes

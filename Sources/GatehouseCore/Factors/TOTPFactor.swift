@@ -37,6 +37,18 @@ public struct TOTPFactor: SecondFactor {
         return false
     }
 
+    /// A sign-in that led the user to enrol: the first code from the new app, checked against the
+    /// user's unconfirmed credential, confirms it.
+    func confirmEnrolment(_ response: String, userID: UUID, stores: any Stores) async throws -> Bool {
+        let code = response.filter { !$0.isWhitespace }
+        let now = clock.now()
+        for credential in try await stores.credentials.list(userID: userID, type: .totp) {
+            guard let config = try? credential.decodeConfig(Config.self), !config.confirmed else { continue }
+            if try await accept(code, credential: credential, config: config, now: now, stores: stores) { return true }
+        }
+        return false
+    }
+
     /// Checks `code` against one credential and, when it matches a step not used before, records that
     /// step. The step is claimed in the attempt counters first (one row per credential and step,
     /// counted atomically on every node), so two requests with the same code cannot both pass.
@@ -60,7 +72,8 @@ public struct TOTPFactor: SecondFactor {
 }
 
 /// A single-use recovery code as a second factor (`recovery_code`): one credential per code, its
-/// identifier the code's keyed hash, deleted when used (a delete only one request can win).
+/// identifier the code's keyed hash, deleted when used (a delete only one request can win). Its use is
+/// recorded by ``SecondFactorFlow``, which also mails the user a notice.
 public struct RecoveryCodeFactor: SecondFactor {
     public let id = "recovery_code"
     public let amr = AuthenticationMethod.oneTimeCode
@@ -97,8 +110,7 @@ public struct RecoveryCodeFactor: SecondFactor {
         guard let credential = try await stores.credentials.find(type: .recoveryCode, identifier: identifier),
             credential.userID == userID, try await stores.credentials.delete(id: credential.id)
         else { return false }
-        try await stores.audit.append(
-            AuditEvent(at: clock.now(), type: AuditEvent.recoveryCodeUsed, userID: userID, method: id, meta: RequestMeta()))
+        // What a used code leaves behind (audit, webhook, notice mail) is the completing flow's.
         return true
     }
 }

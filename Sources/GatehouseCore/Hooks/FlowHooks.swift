@@ -21,6 +21,10 @@ public enum HookPoint: String, Sendable, Hashable, CaseIterable, Codable {
     case flowStart = "flow_start"
     /// A persisted flow was used up (its code issued, its provider answer taken, its challenge answered).
     case flowComplete = "flow_complete"
+    /// A second factor was confirmed, removed, or a recovery code used (after-points: webhooks only).
+    case factorEnrolment = "factor_enrolment"
+    case factorRemoval = "factor_removal"
+    case recoveryCodeUse = "recovery_code_use"
 
     /// The points a before-hook can be asked at.
     public static let beforePoints: [HookPoint] = [.signup, .login, .recovery, .verification, .tokenIssue, .profileUpdate, .flowStart]

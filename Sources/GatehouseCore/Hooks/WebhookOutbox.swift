@@ -33,6 +33,9 @@ extension HookPoint {
         case .passwordChange: "password.changed"
         case .logout: "session.revoked"
         case .authenticatorRemoval: "authenticator.deregistered"
+        case .factorEnrolment: AuditEvent.factorEnrolled
+        case .factorRemoval: AuditEvent.factorRemoved
+        case .recoveryCodeUse: AuditEvent.recoveryCodeUsed
         case .tokenIssue, .flowStart, .flowComplete: nil
         }
     }

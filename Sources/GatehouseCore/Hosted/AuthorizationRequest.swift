@@ -21,6 +21,15 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
     public var maxAge: Int?
     public var loginHint: String?
     public var uiLocales: String?
+    /// The level the client asked for with `acr_values` (OIDC Core §3.1.2.1, RFC 9470): the lowest
+    /// level among the values Gatehouse knows, since any of them would do; first factor when none is known.
+    /// Optional so that flows kept before it existed still decode.
+    var asked: AssuranceLevel?
+    public var askedLevel: AssuranceLevel { asked ?? .firstFactor }
+
+    /// The `acr` values Gatehouse issues and reads: `0` a browser session stood in, `1` one factor in
+    /// this sign-in, `2` a second factor was part of it.
+    public static let acrValues = ["0", "1", "2"]
 
     static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account"]
     static let maxLength = 512
@@ -87,15 +96,18 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             guard let value = Int(raw), value >= 0 else { throw refuse("invalid_request", "max_age must be a whole number of seconds.") }
             maxAge = value
         }
+        let known = (p["acr_values"] ?? "").split(separator: " ").compactMap { Int($0) }.filter { (0...2).contains($0) }
+        let askedLevel: AssuranceLevel = known.isEmpty || known.contains(where: { $0 < 2 }) ? .firstFactor : .multiFactor
         let requested = p["scope"] ?? ""
         guard requested.split(separator: " ").contains("openid") else {
             throw refuse("invalid_scope", "scope must include openid.")
         }
         let scopes = SessionIssuer.grant(requested: requested, client: client)
-        let request = AuthorizationRequest(
+        var request = AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, responseMode: mode, state: p["state"], nonce: p["nonce"], scopes: scopes,
             pkce: pkce, prompt: prompt, maxAge: maxAge, loginHint: p["login_hint"].map { String($0.prefix(254)) },
             uiLocales: p["ui_locales"])
+        request.asked = askedLevel == .firstFactor ? nil : askedLevel
         return (request, client)
     }
 

@@ -45,7 +45,7 @@ extension AuthorizeFlow {
 
     /// The browser signed in: the flow goes on. A sign-in that needs a second factor waits on the
     /// flow's factor page instead, with no session yet.
-    private func authenticated(
+    func authenticated(
         _ flow: FlowRecord, _ state: State, _ signIn: () async throws -> SignedIn
     ) async throws
         -> (Outcome, cookie: String?)
@@ -59,41 +59,6 @@ extension AuthorizeFlow {
         }
         let browser = try signedIn.started.browser()
         return (try await authenticated(flow, state, session: browser.session, user: signedIn.user, isNew: signedIn.isNew), browser.cookie)
-    }
-
-    func awaitFactor(_ flow: FlowRecord, _ state: State, _ pending: (id: UUID, factors: [String])) async throws -> Outcome {
-        var next = state
-        next.pendingFactor = pending.id
-        next.factors = pending.factors
-        _ = try await FlowRunner(services: services).advance(flow, to: .secondFactor, data: try Self.encode(next))
-        return .show(flow.id)
-    }
-
-    /// A provider's sign-in, started from the sign-in page, needs a second factor: the flow waits on its
-    /// factor page.
-    public func federatedAwaitsFactor(_ id: UUID, binding: String, pending: (id: UUID, factors: [String])) async throws -> Outcome {
-        let (flow, state, _) = try await load(id, binding: binding, step: .started)
-        return try await awaitFactor(flow, state, pending)
-    }
-
-    /// The factor page's form: completes the waiting sign-in, which signs the browser in, and the flow
-    /// goes on.
-    public func completeFactor(
-        _ id: UUID, binding: String, factor: String, response: String, meta: RequestMeta
-    ) async throws
-        -> (Outcome, cookie: String?)
-    {
-        let (flow, state, _) = try await load(id, binding: binding, step: .secondFactor)
-        guard let pending = state.pendingFactor else { throw Self.gone }
-        let completed = try await SecondFactorFlow(services: services).complete(
-            flowID: pending, factor: factor, response: response, meta: meta)
-        // Started for this flow's browser, or a bug: never hand another flow's session over.
-        guard case .browser(let target) = completed.target, target.authorizeFlowID == flow.id else {
-            throw GatehouseError.internalFailure()
-        }
-        var next = state
-        next.pendingFactor = nil
-        return try await authenticated(flow, next) { completed.signedIn }
     }
 
     /// The one-time-code form: sends a code to an email address or phone number (the client's

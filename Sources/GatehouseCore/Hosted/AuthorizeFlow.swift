@@ -39,6 +39,10 @@ public struct AuthorizeFlow: Sendable {
         /// factors that may complete it.
         var pendingFactor: UUID?
         var factors: [String]?
+        /// The user has no factor: the factor page enrols one, and its first code completes the sign-in.
+        var enrol: Bool?
+        /// The recovery codes of a factor enrolled in this flow, sealed, until their page is passed.
+        var sealedRecoveryCodes: String?
     }
 
     public enum Outcome: Sendable {
@@ -59,6 +63,12 @@ public struct AuthorizeFlow: Sendable {
         public var continueAs: UserRecord?
         /// The factors that may complete a sign-in waiting for its second (the factor page).
         public var factors: [String]
+        /// The factor page enrols the user's first factor rather than asking for one.
+        public var enrol: Bool
+        /// The authenticator app being enrolled (the factor page in enrolment), shown as a QR code.
+        public var enrolment: TOTPEnrolment?
+        /// The recovery codes of the factor just enrolled (their page), shown once.
+        public var recoveryCodes: [String]
     }
 
     // MARK: Starting
@@ -191,6 +201,7 @@ public struct AuthorizeFlow: Sendable {
     public func page(_ id: UUID, binding: String, browser: BrowserPrincipal?) async throws -> Page {
         let (flow, state, client) = try await load(id, binding: binding, browser: browser)
         let user = try await flow.userID.asyncMap { id in try await services.persistence.read { try await $0.users.find(id: id) } } ?? nil
+        let content = try await factorPageContent(flow, state)
         var continueAs: UserRecord?
         if flow.step == .started, let browser, sessionSuffices(browser, for: state.request, at: services.clock.now()) {
             continueAs = browser.user
@@ -198,7 +209,8 @@ public struct AuthorizeFlow: Sendable {
         return Page(
             flow: flow, request: state.request, client: client, user: user,
             missingFields: user.map { RequiredFieldsPolicy.missing(user: $0, client: client).filter(Profile.fieldNames.contains) } ?? [],
-            continueAs: continueAs, factors: flow.step == .secondFactor ? state.factors ?? [] : [])
+            continueAs: continueAs, factors: flow.step == .secondFactor ? state.factors ?? [] : [],
+            enrol: flow.step == .secondFactor && state.enrol == true, enrolment: content.0, recoveryCodes: content.1)
     }
 
     // MARK: Steps
@@ -261,8 +273,8 @@ public struct AuthorizeFlow: Sendable {
         let hosted: AuthorizationCodes.HostedGrant? =
             if let browserSessionID = state.browserSessionID {
                 AuthorizationCodes.HostedGrant(
-                    scopes: request.scopes, nonce: request.nonce, authTime: state.authTime ?? now, acr: state.fresh == true ? "1" : "0",
-                    browserSessionID: browserSessionID)
+                    scopes: request.scopes, nonce: request.nonce, authTime: state.authTime ?? now,
+                    acr: Self.acr(amr: state.amr ?? [], fresh: state.fresh == true), browserSessionID: browserSessionID)
             } else { nil }
         let authentication = Authentication(userID: userID, amr: state.linkAMR ?? state.amr ?? [], isNew: state.isNew == true)
         let target = SessionTarget.authorizationCode(.init(redirectURI: request.redirectURI, pkce: request.pkce, hosted: hosted))
@@ -271,9 +283,11 @@ public struct AuthorizeFlow: Sendable {
         // Short of what the client or the user requires (a browser session from before the requirement):
         // nothing is kept, the flow included, so the caller can lead the browser to a second factor.
         let start = { @Sendable (stores: any Stores) async throws -> StartedSession in
-            switch try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores) {
+            switch try await starter.start(
+                authentication, client: client, target: target, meta: meta, stores: stores, asked: request.askedLevel)
+            {
             case .started(let started): return started
-            case .factorRequired(_, let factors): throw ShortOfRequirement(factors: factors)
+            case .factorRequired(let pending): throw ShortOfRequirement(factors: pending.factors)
             }
         }
         let started =
@@ -283,39 +297,6 @@ public struct AuthorizeFlow: Sendable {
                 try await services.persistence.transaction { stores in try await start(stores) }
             }
         return .code(try started.code(), for: request, issuer: services.tokens.issuer)
-    }
-
-    /// A browser session stood in for signing in, but proved less than the client or the user now
-    /// requires: what it proved is the first factor of a sign-in that waits for its second (through the
-    /// same gate), and the flow waits on its factor page; completing it renews this browser's session.
-    private func stepUp(
-        _ flow: FlowRecord, _ state: State, user: UserRecord, session: BrowserSessionRecord, factors: [String], client: ClientRecord
-    ) async throws -> Outcome {
-        // The factor is a sign-in now: completing it renews the session in place with `mfa` and a new
-        // `auth_time`.
-        let authentication = Authentication(userID: user.id, amr: session.amr)
-        let target = SessionTarget.browser(.init(current: session, authorizeFlowID: flow.id))
-        let starter = services.starter
-        let start = try await services.persistence.transaction { stores in
-            try await starter.start(authentication, client: client, target: target, meta: RequestMeta(), stores: stores)
-        }
-        guard case .factorRequired(let pending, let needed) = start else {
-            // Met meanwhile (the requirement was lifted): the browser's session was renewed; go on.
-            return try await advance(flow, state, user: user)
-        }
-        // Not signed in at the required level until the factor is in: the factor page is the sign-in's.
-        var waiting = state
-        waiting.browserSessionID = nil
-        waiting.amr = nil
-        waiting.authTime = nil
-        waiting.fresh = nil
-        waiting.factors = needed.isEmpty ? factors : needed
-        return try await awaitFactor(flow, waiting, (pending, waiting.factors ?? factors))
-    }
-
-    /// What `finish` found: the sign-in standing in falls short of the required level.
-    struct ShortOfRequirement: Error {
-        var factors: [String]
     }
 
     // MARK: Loading

@@ -53,10 +53,11 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case required, off
     }
 
-    /// Second factors for this client's sign-ins: never asked (`off`), or asked of users who enrolled
-    /// one (`optional`, the default). (`required`, enrolment before the first session, is not built yet.)
+    /// Second factors for this client's sign-ins: never asked (`off`), asked of users who enrolled one
+    /// (`optional`, the default), or asked of everyone (`required`: a user without a factor enrols an
+    /// authenticator app before the first session).
     public enum MFA: String, Sendable, Hashable, Codable {
-        case off, optional
+        case off, optional, required
     }
 
     public var emailVerification: EmailVerification = .required

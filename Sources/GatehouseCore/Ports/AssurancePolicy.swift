@@ -5,19 +5,25 @@ public struct AssuranceRequirement: Sendable, Hashable {
     public var level: AssuranceLevel
     /// Ids of the ``SecondFactor``s that may complete a sign-in that falls short.
     public var factors: [String]
+    /// The user has no factor yet: `factors` are the kinds they may enrol, and enrolling one (confirmed
+    /// by its first code) completes the sign-in.
+    public var enrol: Bool
 
-    public init(level: AssuranceLevel, factors: [String] = []) {
+    public init(level: AssuranceLevel, factors: [String] = [], enrol: Bool = false) {
         self.level = level
         self.factors = factors
+        self.enrol = enrol
     }
 
     public static let firstFactor = AssuranceRequirement(level: .firstFactor)
 }
 
-/// Decides the level a sign-in must reach, from the client's policy and the user's enrolled factors.
-/// Asked once per session start, inside its transaction, so it may read the user's factors.
+/// Decides the level a sign-in must reach, from the client's policy, the user's enrolled factors and
+/// what the request `asked` for (an OpenID client's `acr_values`). Asked once per session start,
+/// inside its transaction, so it may read the user's factors.
 public protocol AssurancePolicy: Sendable {
-    func requirement(userID: UUID, client: ClientRecord, stores: any Stores) async throws -> AssuranceRequirement
+    func requirement(userID: UUID, client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+        -> AssuranceRequirement
 }
 
 /// Until factors exist, every sign-in's first factor suffices; it reads nothing, so the sign-in paths
@@ -25,7 +31,9 @@ public protocol AssurancePolicy: Sendable {
 public struct FirstFactorSuffices: AssurancePolicy {
     public init() {}
 
-    public func requirement(userID: UUID, client: ClientRecord, stores: any Stores) async throws -> AssuranceRequirement {
+    public func requirement(userID: UUID, client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+        -> AssuranceRequirement
+    {
         .firstFactor
     }
 }

@@ -84,7 +84,7 @@ public struct SessionIssuer: Sendable {
         let access = try await tokens.issue(
             subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
             clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences,
-            extraClaims: claims)
+            authTime: session.authTime ?? session.createdAt, extraClaims: claims)
         var idToken: String?
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(

@@ -25,18 +25,44 @@ public struct SecondFactorFlow: Sendable {
         public var signedIn: SignedIn
         /// What the waiting sign-in was going to start (the hosted flow to go on with, the nonce).
         public var target: SessionTarget
+        /// A factor enrolled in this sign-in was the user's first: its recovery codes, shown once.
+        public var recoveryCodes: [String]?
+    }
+
+    /// A sign-in that requires a factor the user does not have: a new authenticator app for them, which
+    /// the first code from it (``complete(flowID:factor:response:meta:)``) confirms and completes the
+    /// sign-in with. Asked again, it shows the same app until one is confirmed.
+    public func enrol(flowID: UUID) async throws -> TOTPEnrolment {
+        let (flow, pending) = try await waiting(flowID)
+        guard pending.enrol == true else {
+            throw GatehouseError.validation(field: "flow_id", code: .invalidValue, message: "This sign-in asks for a factor the user has.")
+        }
+        guard let user = try await services.persistence.read({ try await $0.users.find(id: pending.authentication.userID) }),
+            user.state == .active, flow.userID == user.id
+        else { throw GatehouseError.flowExpired }
+        return try await FactorsFlow.enrolTOTP(for: user, services: services, reuse: true)
+    }
+
+    /// The waiting sign-in behind `flowID`. The flow's id is the secret here: only the first factor's
+    /// answer carried it.
+    private func waiting(_ flowID: UUID) async throws -> (FlowRecord, PendingSignIn) {
+        let flow = try await FlowRunner(services: services).find(flowID, kind: .secondFactor)
+        guard let data = flow.data, let pending = try? JSONDecoder().decode(PendingSignIn.self, from: Data(data.utf8)) else {
+            throw GatehouseError.flowExpired
+        }
+        return (flow, pending)
     }
 
     public func complete(flowID: UUID, factor factorID: String, response: String, meta: RequestMeta) async throws -> Completed {
         let now = services.clock.now()
         let runner = FlowRunner(services: services)
-        // The flow's id is the secret here: only the first factor's answer carried it.
-        let flow = try await runner.find(flowID, kind: .secondFactor)
-        guard let data = flow.data, let pending = try? JSONDecoder().decode(PendingSignIn.self, from: Data(data.utf8)) else {
-            throw GatehouseError.flowExpired
-        }
+        let (flow, pending) = try await waiting(flowID)
         guard pending.factors.contains(factorID), let factor = services.factors[factorID] else {
             throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Use one of the factors the flow names.")
+        }
+        let enrolling = pending.enrol == true
+        guard !enrolling || factor is TOTPFactor else {
+            throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Enrol an authenticator app first.")
         }
         let client = try await services.clients.resolve(flow.clientID)
         let userID = pending.authentication.userID
@@ -63,20 +89,35 @@ public struct SecondFactorFlow: Sendable {
         }
         let authentication = pending.authentication.completed(with: factor)
         let starter = services.starter
+        let services = services
         // The answer is checked in the transaction that uses the flow and starts the session: a
         // recovery code or a TOTP step is spent only if the session starts, and only once.
         let user: UserRecord
         let start: SessionStart
+        let codes: [String]?
         do {
-            (user, start) = try await runner.complete(flowID, meta: meta) { _, stores -> (UserRecord, SessionStart) in
-                guard try await factor.verify(response, userID: userID, stores: stores) else { throw WrongAnswer() }
+            (user, start, codes) = try await runner.complete(flowID, meta: meta) { _, stores -> (UserRecord, SessionStart, [String]?) in
+                let right =
+                    if enrolling, let totp = factor as? TOTPFactor {
+                        try await totp.confirmEnrolment(response, userID: userID, stores: stores)
+                    } else {
+                        try await factor.verify(response, userID: userID, stores: stores)
+                    }
+                guard right else { throw WrongAnswer() }
                 guard let user = try await stores.users.find(id: userID), user.state == .active else {
                     throw GatehouseError.accountDisabled
                 }
                 try await stores.users.recordLogin(id: userID, at: now)
                 // A right answer gives the account its counted attempts back.
                 try await stores.attempts.reset(key: accountKey)
-                return (user, try await starter.start(authentication, client: client, target: pending.target, meta: meta, stores: stores))
+                var codes: [String]?
+                if enrolling {
+                    codes = try await FactorsFlow.confirmed(userID: userID, clientID: client.id, services: services, meta: meta, stores: stores)
+                } else if factor is RecoveryCodeFactor {
+                    try await Self.recoveryCodeUsed(user, clientID: client.id, services: services, meta: meta, stores: stores)
+                }
+                let start = try await starter.start(authentication, client: client, target: pending.target, meta: meta, stores: stores)
+                return (user, start, codes)
             }
         } catch is WrongAnswer {
             // Nothing of the transaction stands, the flow included: it waits for the next answer.
@@ -89,6 +130,21 @@ public struct SecondFactorFlow: Sendable {
         var shown = user
         shown.lastLoginAt = now
         return Completed(
-            signedIn: SignedIn(started: try start.get(), user: shown, client: client, isNew: authentication.isNew), target: pending.target)
+            signedIn: SignedIn(started: try start.get(), user: shown, client: client, isNew: authentication.isNew), target: pending.target,
+            recoveryCodes: codes)
+    }
+
+    /// A recovery code stood in for the app: recorded (audit, webhook) and the user told by mail, with
+    /// how many codes are left, so a stolen set is noticed.
+    private static func recoveryCodeUsed(
+        _ user: UserRecord, clientID: String, services: CoreServices, meta: RequestMeta, stores: any Stores
+    ) async throws {
+        try await services.recordEvent(
+            HookEvent(point: .recoveryCodeUse, clientID: clientID, method: "recovery_code", userID: user.id, meta: meta), stores: stores)
+        guard let email = user.email else { return }
+        let left = try await stores.credentials.count(userID: user.id, type: .recoveryCode)
+        try await VerificationMessages(services: services).enqueue(
+            kind: "recovery_code_used", to: email, locale: user.profile.locale ?? meta.acceptLanguage,
+            variables: ["codes_left": String(left)], stores: stores)
     }
 }

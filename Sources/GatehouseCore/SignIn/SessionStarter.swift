@@ -26,16 +26,17 @@ public struct SessionStarter: Sendable {
     /// `passedGate`: the sign-in already passed this gate for this client when it became what the caller
     /// holds (an authorization code, which only the gate mints and which lives a minute); its exchange
     /// starts the session it deferred, as a session started a moment before a new requirement stays.
+    /// `asked`: the level the request asked for (an OpenID client's `acr_values`).
     public func start(
         _ authentication: Authentication, client: ClientRecord, target: SessionTarget, meta: RequestMeta, stores: any Stores,
-        passedGate: Bool = false
+        passedGate: Bool = false, asked: AssuranceLevel = .firstFactor
     ) async throws -> SessionStart {
         let required =
-            passedGate ? .firstFactor : try await policy.requirement(userID: authentication.userID, client: client, stores: stores)
+            passedGate
+            ? .firstFactor
+            : try await policy.requirement(userID: authentication.userID, client: client, asked: asked, stores: stores)
         if authentication.level < required.level {
-            return .factorRequired(
-                flowID: try await awaitFactor(authentication, client: client, target: target, factors: required.factors, stores: stores),
-                factors: required.factors)
+            return .factorRequired(try await awaitFactor(authentication, client: client, target: target, required: required, stores: stores))
         }
         switch target {
         case .app(let app):
@@ -60,13 +61,16 @@ public struct SessionStarter: Sendable {
 
     /// The sign-in waits in a flow: who, how far they got, and what to start once a factor completes it.
     private func awaitFactor(
-        _ authentication: Authentication, client: ClientRecord, target: SessionTarget, factors: [String], stores: any Stores
-    ) async throws -> UUID {
-        let pending = PendingSignIn(authentication: authentication, target: target, factors: factors)
-        return try await FlowRunner.begin(
+        _ authentication: Authentication, client: ClientRecord, target: SessionTarget, required: AssuranceRequirement,
+        stores: any Stores
+    ) async throws -> PendingFactor {
+        let pending = PendingSignIn(
+            authentication: authentication, target: target, factors: required.factors, enrol: required.enrol ? true : nil)
+        let id = try await FlowRunner.begin(
             .secondFactor, clientID: client.id, userID: authentication.userID,
             data: String(decoding: try JSONEncoder().encode(pending), as: UTF8.self), lifetime: min(flowLifetime, 10 * 60),
             now: clock.now(), stores: stores)
+        return PendingFactor(id: id, factors: required.factors, enrol: required.enrol)
     }
 }
 
@@ -75,6 +79,8 @@ struct PendingSignIn: Codable, Sendable {
     var authentication: Authentication
     var target: SessionTarget
     var factors: [String]
+    /// The user enrols the factor in this flow; its first code completes the sign-in.
+    var enrol: Bool?
 }
 
 extension FlowKind {

@@ -86,18 +86,32 @@ public enum StartedSession: Sendable {
 /// (a created account, a spent code) together with the waiting flow.
 public enum SessionStart: Sendable {
     case started(StartedSession)
-    case factorRequired(flowID: UUID, factors: [String])
+    case factorRequired(PendingFactor)
 
     public var isStarted: Bool {
         if case .started = self { return true }
         return false
     }
 
-    /// The session, or ``GatehouseError/mfaRequired(flowID:factors:)`` naming the flow that completes it.
+    /// The session, or ``GatehouseError/mfaRequired(_:)`` naming the flow that completes it.
     public func get() throws -> StartedSession {
         switch self {
         case .started(let started): return started
-        case .factorRequired(let flowID, let factors): throw GatehouseError.mfaRequired(flowID: flowID, factors: factors)
+        case .factorRequired(let pending): throw GatehouseError.mfaRequired(pending)
         }
+    }
+}
+
+/// A sign-in waiting for its second factor: the flow that completes it, the factors that may, and
+/// whether the user must enrol one first (they have none, and the client or the request requires it).
+public struct PendingFactor: Sendable, Hashable {
+    public var id: UUID
+    public var factors: [String]
+    public var enrol: Bool
+
+    public init(id: UUID, factors: [String], enrol: Bool = false) {
+        self.id = id
+        self.factors = factors
+        self.enrol = enrol
     }
 }

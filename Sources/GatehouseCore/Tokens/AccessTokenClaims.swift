@@ -16,6 +16,11 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var scope: String
     public var sid: String
     public var amr: [String]
+    /// The level the sign-in reached (`1`, or `2` with a second factor) and when it happened (RFC 9068
+    /// §2.2.1), so a resource server can ask for more (RFC 9470) without calling back. Absent for a
+    /// client's own token.
+    public var acr: String?
+    public var authTime: Int?
     /// Claims a token-issue hook added. Written, never read back: a resource server reads them from
     /// the JWT itself, and Gatehouse's own checks use only the registered claims.
     public var extra: [String: JSONValue] = [:]
@@ -46,8 +51,9 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     private enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, jti, scope, sid, amr
+        case iss, sub, aud, exp, iat, jti, scope, sid, amr, acr
         case clientID = "client_id"
+        case authTime = "auth_time"
     }
 
     // By hand so that `aud` is written as a plain string or array in place: a nested custom
@@ -65,6 +71,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         scope = try c.decode(String.self, forKey: .scope)
         sid = try c.decode(String.self, forKey: .sid)
         amr = try c.decode([String].self, forKey: .amr)
+        acr = try c.decodeIfPresent(String.self, forKey: .acr)
+        authTime = try c.decodeIfPresent(Int.self, forKey: .authTime)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -79,6 +87,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         try c.encode(scope, forKey: .scope)
         try c.encode(sid, forKey: .sid)
         try c.encode(amr, forKey: .amr)
+        try c.encodeIfPresent(acr, forKey: .acr)
+        try c.encodeIfPresent(authTime, forKey: .authTime)
         if !extra.isEmpty {
             var more = encoder.container(keyedBy: ClaimName.self)
             for (name, value) in extra where !Self.reservedNames.contains(name) {

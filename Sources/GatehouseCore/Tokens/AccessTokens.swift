@@ -19,15 +19,21 @@ public struct AccessTokens: Sendable {
 
     /// `resources`: the resource servers the token is also for (the client's `audiences`, or the one
     /// a token request named); the issuer is always the first audience.
+    /// `authTime`: when the user signed in, for a user's token (its `acr` follows from `amr`); nil for a
+    /// client's own.
     public func issue(
         subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = [],
-        extraClaims: [String: JSONValue] = [:]
+        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:]
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         var claims = AccessTokenClaims(
             iss: issuer, sub: subject, aud: Audience([audience] + resources.filter { $0 != audience }), exp: now + ttl, iat: now,
             jti: UUID().uuidString.lowercased(),
             clientID: clientID, scope: scope, sid: sessionID, amr: amr)
+        if let authTime {
+            claims.acr = AssuranceLevel(amr: amr).description
+            claims.authTime = Int(authTime.timeIntervalSince1970)
+        }
         claims.extra = extraClaims
         return try sign(claims, typ: "at+jwt")
     }

@@ -30,7 +30,7 @@ struct ProblemRenderer: ErrorRenderer {
             status: Int(status.code), code: error.code, title: error.title, detail: error.detail,
             errors: error.fieldErrors.isEmpty ? nil : error.fieldErrors, remainingAttempts: error.remainingAttempts,
             failureCounts: error.failureCounts, flowId: error.pendingFlow?.id.uuidString.lowercased(),
-            factors: error.pendingFlow?.factors)
+            factors: error.pendingFlow?.factors, enrol: error.pendingFlow?.enrol == true ? true : nil)
         let body = (try? encoder.encode(problem)) ?? Data()
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: body)))
     }

@@ -127,6 +127,8 @@ struct AuthorizeRoutes: Sendable {
                 let (outcome, cookie) = try await flow.completeFactor(
                     id, binding: binding, factor: fields["factor"] ?? "", response: fields["code"] ?? "", meta: meta)
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "codes-kept":
+                return try await finish(try await flow.recoveryCodesKept(id, binding: binding, browser: browser), request: request, binding: binding)
             case "continue":
                 guard let browser else { return redirect(to: id) }
                 return try await finish(
@@ -252,11 +254,14 @@ struct AuthorizeRoutes: Sendable {
             if error != nil { values["error"] = nil }
         case .secondFactor:
             name = "factor"
-            title = "factor_title"
+            title = page.enrol ? "factor_enrol_title" : "factor_title"
             values["action"] = base + "/factor"
-            values["factors"] = page.factors.enumerated().map { index, factor -> [String: Any] in
-                ["id": factor, "label": strings["factor_\(factor)"] ?? factor, "checked": index == 0]
-            }
+            FactorPage.add(page, strings: strings, to: &values)
+        case .recoveryCodes:
+            name = "recovery_codes"
+            title = "recovery_codes_title"
+            values["action"] = base + "/codes-kept"
+            values["codes"] = page.recoveryCodes
         case .consent:
             name = "consent"
             title = "consent_title"

@@ -37,16 +37,27 @@ struct FactorRoutes: Sendable {
         switch completed.target {
         case .app(let app):
             let started = try signedIn.started.app()
-            let tokens = try await services.issuer.response(
+            var tokens = try await services.issuer.response(
                 session: started.session, refreshToken: started.refreshToken, client: signedIn.client, user: signedIn.user,
                 isNew: signedIn.isNew, nonce: app.nonce)
+            tokens.recoveryCodes = completed.recoveryCodes
             return try Responses.json(tokens, noStore: true)
         case .authorizationCode:
-            return try Responses.json(SecondFactorCodeResponse(code: try signedIn.started.code()), noStore: true)
+            return try Responses.json(
+                SecondFactorCodeResponse(code: try signedIn.started.code(), recoveryCodes: completed.recoveryCodes), noStore: true)
         case .browser:
             // The hosted page keeps its waiting sign-ins' ids to itself and completes them on its own form.
             throw GatehouseError.flowExpired
         }
+    }
+
+    /// `POST /v1/mfa/enrol`: an authenticator app for a sign-in that requires a factor the user lacks.
+    @Sendable func enrolPending(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try await RequestDecoding.json(SecondFactorEnrolRequest.self, from: request, context: context)
+        guard let flowID = UUID(uuidString: body.flowId) else {
+            throw GatehouseError.validation(field: "flow_id", code: .invalidFormat, message: "Send the flow_id of the mfa_required answer.")
+        }
+        return try Responses.json(try await completion.enrol(flowID: flowID), status: .created, noStore: true)
     }
 
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
