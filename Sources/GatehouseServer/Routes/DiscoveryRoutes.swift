@@ -24,8 +24,9 @@ struct DiscoveryRoutes: Sendable {
             "response_modes_supported": ["query", "form_post"],
             "authorization_response_iss_parameter_supported": true,
             "prompt_values_supported": ["none", "login", "consent", "select_account"],
-            // No `acr_values_supported`: the `acr_values` request parameter is not read yet, and
-            // discovery lists only what is honoured.
+            // `2` asks for a second factor (and leads a user without one to enrol it); `0` and `1` are
+            // what a sign-in without one reaches.
+            "acr_values_supported": AuthorizationRequest.acrValues,
             "ui_locales_supported": server.templates.languages,
             "request_parameter_supported": false,
             "request_uri_parameter_supported": false,
