@@ -4,7 +4,7 @@ import GatehouseAPI
 import GatehouseCore
 import GatehouseStore
 
-// `gatehouse users list|show|sessions|export|disable|enable|sign-out|delete`: the admin API's user
+// `gatehouse users list|show|sessions|export|disable|enable|sign-out|delete|factors|reset-factors`: the admin API's user
 // routes on the server's own machine, through the same core code (``UserAdmin``), audited with actor
 // `cli`. Creating users and sending reset mail need the running server (the admin API).
 
@@ -126,6 +126,31 @@ extension UsersCommand {
         func run() async throws {
             try await withUserAdmin(store) { admin in
                 print(#"{"revoked_sessions": \#(try await admin.signOut(id: user.id, actor: .commandLine))}"#)
+            }
+        }
+    }
+
+    struct Factors: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List a user's second factors (authenticator apps, recovery codes left) as JSON: never a secret.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "User id") var user: UserID
+        func run() async throws {
+            try await withUserAdmin(store) { admin in try printJSON(try await admin.factors(id: user.id)) }
+        }
+    }
+
+    struct ResetFactors: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-factors",
+            abstract: "Remove a user's authenticator apps and recovery codes and end their sessions (a lost phone).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "User id") var user: UserID
+        @Flag(help: "Required: the user signs in with one factor until they enrol again") var yes = false
+        func run() async throws {
+            guard yes else { throw ValidationError("resetting factors weakens the account until the user enrols again: add --yes") }
+            try await withUserAdmin(store) { admin in
+                print(#"{"removed_factors": \#(try await admin.resetFactors(id: user.id, actor: .commandLine))}"#)
             }
         }
     }

@@ -4,6 +4,7 @@ import GatehouseCore
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// A client that requires a second factor (`mfa=required`): a user without one enrols an authenticator
@@ -77,5 +78,77 @@ struct FactorEnrolmentTests {
             #expect(open.string("code") == "mfa_required", "\(open.text)")
         }
         await server.stop()
+    }
+}
+
+/// Operators and a user's second factors: listed without a secret, reset when the app and codes are lost.
+@Suite("Second factors: operators")
+struct FactorOperatorTests {
+    @Test(
+        "MFA-6: the admin API lists a user's factors (no secret) and resets them (sessions end, audited, webhook mfa.removed); enrol and recovery-code use are webhooks too; the console shows the factors without the codes' hashes and resets them only from a session signed in within 15 minutes, with the box ticked"
+    )
+    func operators() async throws {
+        guard await SecondFactorTests.hasPyotp() else { return }
+        let hooks = FlowHooks(webhooks: WebhookOutbox(subscriptions: [WebhookSubscription(url: "https://hooks.example.com/in")]))
+        let server = try await TestServer.startOpen(.sqlite, hooks: hooks)
+        let clock = server.clock
+        try await server.withRouter { client in
+            let user = try await signUp(client, email: "lost@example.com")
+            let userID = try #require(try decodeClaims(user.accessToken)["sub"] as? String)
+            let enrolled = try await client.json(.post, "/v1/me/factors/totp", bearer: user.accessToken)
+            let secret = try #require(enrolled.string("secret"))
+            let code = try #require(try await SecondFactorTests.pyotp(secret, at: clock.now()))
+            let confirmed = try await client.json(
+                .post, "/v1/me/factors/\(try #require(enrolled.string("id")))/confirm", ["code": code], bearer: user.accessToken)
+            let codes = try #require(confirmed.object["recovery_codes"] as? [String])
+            let login = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+            let signedIn = try await client.json(
+                .post, "/v1/mfa/verify", ["flow_id": try #require(login.string("flow_id")), "factor": "recovery_code", "code": codes[0]])
+            #expect(signedIn.status == .ok)
+
+            var admin = try await adminToken(server, client, id: "ops", scopes: [AdminScope.users])
+            let listed = try await client.json(.get, "/admin/v1/users/\(userID)/factors", bearer: admin)
+            #expect(listed.status == .ok && listed.object["recovery_codes_left"] as? Int == 9, "\(listed.text)")
+            #expect(!listed.text.contains(secret) && !listed.text.contains("sealed"))
+
+            // The console: factors shown, recovery codes counted, never listed by their hashes.
+            let access = ConsoleAccess(persistence: server.persistence, clock: clock)
+            let entered = try await access.enter(linkToken: try await access.issueLink(operatorName: "grace"), meta: RequestMeta())
+            let cookie = "gh_console=\(entered.token)"
+            let page = try await client.executeRequest(
+                uri: "/admin/console/users/\(userID)", method: .get, headers: [.cookie: cookie], body: nil)
+            #expect(page.status == .ok && page.text.contains("Recovery codes left: 9"), "\(page.text)")
+            let hashes = try await server.persistence.read {
+                try await $0.credentials.list(userID: UUID(uuidString: userID)!, type: .recoveryCode).flatMap(\.identifiers)
+            }
+            #expect(hashes.count == 9 && !hashes.contains { page.text.contains($0) }, "the console lists recovery codes' hashes")
+            let csrf = try #require(page.text.range(of: #"name="csrf" value=""#).map { String(page.text[$0.upperBound...].prefix { $0 != "\"" }) })
+            func reset(_ fields: String) async throws -> TestResponse {
+                try await client.executeRequest(
+                    uri: "/admin/console/users/\(userID)/reset-factors", method: .post,
+                    headers: [.cookie: cookie, .contentType: "application/x-www-form-urlencoded"], body: ByteBuffer(string: fields))
+            }
+            #expect(try await reset("csrf=\(csrf)").status == .badRequest, "the box must be ticked")
+            clock.advance(by: FactorsFlow.recentSignIn + 1)
+            #expect(try await reset("csrf=\(csrf)&confirm=yes").status == .forbidden, "an old console session resets nothing")
+            #expect(try await server.persistence.read { try await $0.credentials.count(userID: UUID(uuidString: userID)!, type: .totp) } == 1)
+
+            // The API resets: factors and sessions gone; the password alone signs in again.
+            admin = try await adminToken(server, client, id: "ops-2", scopes: [AdminScope.users])
+            let reset = try await client.json(.post, "/admin/v1/users/\(userID)/factors/reset", bearer: admin)
+            #expect(reset.status == .ok && reset.object["removed_factors"] as? Int == 1, "\(reset.text)")
+            #expect(try await client.json(.get, "/v1/me", bearer: try #require(signedIn.string("access_token"))).status == .unauthorized)
+            #expect(try await client.json(.get, "/admin/v1/users/\(userID)/factors", bearer: admin).object["recovery_codes_left"] as? Int == 0)
+            _ = try await logIn(client, email: user.email, password: user.password)
+            #expect(try await client.json(.post, "/admin/v1/users/\(UUID())/factors/reset", bearer: admin).status == .notFound)
+
+            let audit = try await server.persistence.read { try await $0.audit.list(AuditQuery(userID: UUID(uuidString: userID)!, limit: 100)) }
+            #expect(audit.contains { $0.type == AuditEvent.admin("mfa.reset") && ($0.actor ?? "").contains("ops-2") }, "\(audit.map(\.type))")
+            let webhooks = try await server.persistence.read { try await $0.outbox.list(status: nil, channel: .webhook, limit: 100) }
+            let kinds = Set(webhooks.map(\.kind))
+            #expect(
+                kinds.isSuperset(of: [AuditEvent.factorEnrolled, AuditEvent.recoveryCodeUsed, AuditEvent.factorRemoved]), "\(kinds)")
+        }
     }
 }

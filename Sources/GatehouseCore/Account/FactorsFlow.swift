@@ -98,7 +98,11 @@ public struct FactorsFlow: Sendable {
     }
 
     public func list(_ principal: Principal) async throws -> FactorList {
-        let credentials = try await services.persistence.read { try await $0.credentials.list(userID: principal.user.id, type: nil) }
+        Self.factorList(try await services.persistence.read { try await $0.credentials.list(userID: principal.user.id, type: nil) })
+    }
+
+    /// A user's factors as the user and operators see them: kinds and dates, never a secret.
+    static func factorList(_ credentials: [CredentialRecord]) -> FactorList {
         let factors = credentials.filter { $0.type == .totp }.map { credential in
             FactorInfo(
                 id: credential.id, type: "totp", confirmed: (try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed ?? false,

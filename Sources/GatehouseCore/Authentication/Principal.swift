@@ -21,11 +21,15 @@ public struct AdminPrincipal: Sendable, Hashable {
     public var scopes: Set<String>
     /// Signed in to the admin console (by a one-time link from the CLI) rather than an API credential.
     public var isConsole: Bool
+    /// When the console session was signed in (its one-time link used): how recent the operator's
+    /// proof is, for the actions that weaken an account.
+    public var signedInAt: Date?
 
-    public init(clientID: String, scopes: Set<String>, isConsole: Bool = false) {
+    public init(clientID: String, scopes: Set<String>, isConsole: Bool = false, signedInAt: Date? = nil) {
         self.clientID = clientID
         self.scopes = scopes
         self.isConsole = isConsole
+        self.signedInAt = signedInAt
     }
 
     /// Whether this credential may act with `scope` (`admin` allows everything).

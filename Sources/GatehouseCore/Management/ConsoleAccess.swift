@@ -62,7 +62,7 @@ public struct ConsoleAccess: Sendable {
         guard
             let session = try await persistence.read({ try await $0.console.findLive(tokenHash: Secrets.sha256Hex(sessionToken), at: now) })
         else { return nil }
-        return AdminPrincipal(clientID: session.operatorName, scopes: [AdminScope.all], isConsole: true)
+        return AdminPrincipal(clientID: session.operatorName, scopes: [AdminScope.all], isConsole: true, signedInAt: session.createdAt)
     }
 
     /// Ends the session (the console's sign-out).

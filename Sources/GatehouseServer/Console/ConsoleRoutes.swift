@@ -132,11 +132,14 @@ struct ConsoleRoutes: Sendable {
         let user = try await users.show(id: id)
         let sessions = try await users.sessions(id: id, limit: 50)
         let now = clock.now()
-        let (credentials, events) = try await persistence.read { stores in
+        let (all, events) = try await persistence.read { stores in
             var recent = AuditQuery(userID: id, limit: 20)
             recent.newestFirst = true
             return (try await stores.credentials.list(userID: id, type: nil), try await stores.audit.list(recent))
         }
+        // Recovery codes are counted, never listed: their identifiers are keyed hashes of the codes.
+        let credentials = all.filter { $0.type != .recoveryCode }
+        let factors = try await users.factors(id: id)
         let csrf = try csrfToken(request)
         let values: [String: Any] = [
             "id": id.uuidString.lowercased(), "email": user.email ?? "", "emailVerified": user.emailVerified, "phone": user.phone ?? "",
@@ -154,6 +157,8 @@ struct ConsoleRoutes: Sendable {
                 ]
             },
             "hasCredentials": !credentials.isEmpty,
+            "factors": factors.factors.map { ["type": $0.type, "confirmed": $0.confirmed, "created": ConsoleTemplates.time($0.createdAt)] },
+            "hasFactors": !factors.factors.isEmpty, "recoveryCodesLeft": factors.recoveryCodesLeft,
             "sessions": sessions.map { session -> [String: Any] in
                 [
                     "id": session.id.uuidString.lowercased(), "userID": id.uuidString.lowercased(), "client": session.clientID,
@@ -218,6 +223,13 @@ struct ConsoleRoutes: Sendable {
         case "enable": _ = try await users.setDisabled(id: id, false, actor: context.actor)
         case "sign-out": _ = try await users.signOut(id: id, actor: context.actor)
         case "password-reset": try await users.sendPasswordReset(id: id, clientID: nil, actor: context.actor)
+        case "reset-factors":
+            guard fields["confirm"] == "yes" else { throw GatehouseError.badRequest("Tick the box to confirm the reset.") }
+            // It weakens the account: only from a console session signed in within the last 15 minutes.
+            guard let since = context.admin.signedInAt, clock.now().timeIntervalSince(since) <= FactorsFlow.recentSignIn else {
+                throw GatehouseError.forbidden("Sign in to the console again (a new link from the CLI): resetting factors needs a sign-in from the last 15 minutes.")
+            }
+            _ = try await users.resetFactors(id: id, actor: context.actor)
         case "delete":
             guard fields["confirm"] == "yes" else { throw GatehouseError.badRequest("Tick the box to confirm the deletion.") }
             try await users.delete(id: id, actor: context.actor)
@@ -249,7 +261,9 @@ struct ConsoleRoutes: Sendable {
     static let notices = [
         "revoked": "The session was revoked.", "disable": "The account is disabled and its sessions ended.",
         "enable": "The account is enabled.", "sign-out": "Every session of this account has ended.",
-        "password-reset": "The password reset mail is on its way.", "deleted": "The account and everything kept for it are deleted.",
+        "password-reset": "The password reset mail is on its way.",
+        "reset-factors": "The second factors are removed and every session has ended; the user enrols again at the next sign-in that asks.",
+        "deleted": "The account and everything kept for it are deleted.",
         "rotated": "A new signing key is current.",
     ]
 

@@ -90,6 +90,17 @@ struct AdminUserRoutes: Sendable {
         return try Responses.json(try await users.export(id: try context.pathID(), actor: context.actor), noStore: true)
     }
 
+    @Sendable func factors(_ request: Request, context: AdminContext) async throws -> Response {
+        try context.requireRead(AdminScope.users)
+        return try Responses.json(try await users.factors(id: try context.pathID()), noStore: true)
+    }
+
+    @Sendable func resetFactors(_ request: Request, context: AdminContext) async throws -> Response {
+        try context.requireWrite(AdminScope.users)
+        let removed = try await users.resetFactors(id: try context.pathID(), actor: context.actor)
+        return try Responses.json(AdminFactorReset(removedFactors: removed), noStore: true)
+    }
+
     @Sendable func sessions(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireRead(AdminScope.users)
         let sessions = try await users.sessions(id: try context.pathID())

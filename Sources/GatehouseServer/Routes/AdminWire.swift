@@ -53,6 +53,11 @@ struct AdminSignOut: Encodable {
     enum CodingKeys: String, CodingKey { case revokedSessions = "revoked_sessions" }
 }
 
+struct AdminFactorReset: Encodable {
+    var removedFactors: Int
+    enum CodingKeys: String, CodingKey { case removedFactors = "removed_factors" }
+}
+
 struct AdminClientCreate: Decodable {
     var clientId: String?
     var name: String

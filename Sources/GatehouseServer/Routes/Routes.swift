@@ -120,6 +120,8 @@ struct Routes {
         admin.post("users/:id/password-reset", use: adminUsers.passwordReset)
         admin.get("users/:id/export", use: adminUsers.export)
         admin.get("users/:id/sessions", use: adminUsers.sessions)
+        admin.get("users/:id/factors", use: adminUsers.factors)
+        admin.post("users/:id/factors/reset", use: adminUsers.resetFactors)
         admin.delete("sessions/:id", use: adminUsers.revokeSession)
         let adminServices = AdminServiceRoutes(services: services, keys: server.keys)
         admin.get("clients", use: adminServices.listClients)
