@@ -118,9 +118,10 @@ struct HooksTests {
                 let answer = try await client.json(
                     .post, "/v1/signup",
                     ["client_id": TestServer.openClient, "email": "hang-\(policy)@example.com", "password": "correct horse battery"])
-                // Bounded by the hook's timeout (300 ms), not by the hook: it would answer after 10 s. The
-                // margin is for a loaded machine (a CI host running other builds beside the tests).
-                #expect(ContinuousClock.now - started < .seconds(6))
+                // Not waiting for the hook, which answers after 10 s: the 300 ms timeout ended the call.
+                // Only that is asserted; how soon is a loaded machine's business (the full suite runs
+                // Chromium beside this test on two cores), and speed is for benchmarks.
+                #expect(ContinuousClock.now - started < .seconds(9))
                 if policy == "deny" {
                     #expect(answer.status == .serviceUnavailable)
                     #expect(answer.string("code") == "hook_failed")

@@ -11,6 +11,12 @@ public struct SecondFactorKind: RawRepresentable, Hashable, Sendable, CustomStri
     public static let totp = SecondFactorKind("totp")
     /// One of the recovery codes shown when the app was enrolled; each works once.
     public static let recoveryCode = SecondFactorKind("recovery_code")
+    /// A code sent to the user's proved email address: ask for it with
+    /// ``AuthClient/sendSecondFactorCode(_:challenge:)``. Offered where a second factor is required
+    /// of a user without an authenticator app, and never when the first factor was a code by mail.
+    public static let emailCode = SecondFactorKind("email_otp")
+    /// A code sent to the user's proved phone number by text message, as ``emailCode``.
+    public static let smsCode = SecondFactorKind("sms_otp")
 
     public var description: String { rawValue }
 }
@@ -79,6 +85,17 @@ extension AuthClient {
         let body = SecondFactorEnrolRequest(flowId: challenge.flowID)
         let (data, _) = try await http.perform(try http.json(http.request("POST", "/v1/mfa/enrol"), body: body))
         return try WireCoding.decoder().decode(TOTPEnrolment.self, from: data)
+    }
+
+    /// Sends the code of ``SecondFactorKind/emailCode`` or ``SecondFactorKind/smsCode`` for a challenge
+    /// that lists it, to the user's proved address (``OTPSentResponse/sentTo`` shows it masked). Then
+    /// answer the challenge with the code. Sends are spaced (`rate_limited` with
+    /// ``GatehouseError/retryAfter`` when too soon).
+    @discardableResult
+    public func sendSecondFactorCode(_ factor: SecondFactorKind, challenge: SecondFactorChallenge) async throws -> OTPSentResponse {
+        let body = SecondFactorSendRequest(flowId: challenge.flowID, factor: factor.rawValue)
+        let (data, _) = try await http.perform(try http.json(http.request("POST", "/v1/mfa/send"), body: body))
+        return try WireCoding.decoder().decode(OTPSentResponse.self, from: data)
     }
 
     /// The signed-in user's second factors (never a secret) and how many recovery codes are left.

@@ -42,6 +42,23 @@ public struct SecondFactorCodeResponse: Codable, Hashable, Sendable {
     }
 }
 
+/// `POST /v1/mfa/send`: a code by mail (`email_otp`) or text (`sms_otp`) to the user's proved address,
+/// for a waiting sign-in whose `mfa_required` answer offered that factor.
+public struct SecondFactorSendRequest: Codable, Hashable, Sendable {
+    public var flowId: String
+    public var factor: String
+
+    public init(flowId: String, factor: String) {
+        self.flowId = flowId
+        self.factor = factor
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case flowId = "flow_id"
+        case factor
+    }
+}
+
 /// `POST /v1/mfa/enrol`: an authenticator app for a sign-in whose `mfa_required` answer said `enrol`
 /// (the client or the request requires a factor the user does not have yet).
 public struct SecondFactorEnrolRequest: Codable, Hashable, Sendable {

@@ -26,7 +26,7 @@ public struct OneTimeCodes: Sendable {
         try await stores.codes.insert(
             OneTimeCodeRecord(
                 purpose: purpose, identifier: identifier, clientID: client.id, userID: userID,
-                codeHash: services.secret.codeHash(code, binding: binding(purpose, client.id, identifier)), tokenHash: nil,
+                codeHash: services.secret.codeHash(code, binding: Self.binding(purpose, client.id, identifier)), tokenHash: nil,
                 maxAttempts: services.settings.codeMaxAttempts, data: data, createdAt: now,
                 expiresAt: now.addingTimeInterval(services.settings.codeTTL)))
         var token: String?
@@ -50,7 +50,7 @@ public struct OneTimeCodes: Sendable {
         -> OneTimeCodeRecord
     {
         let now = services.clock.now()
-        let expected = services.secret.codeHash(code, binding: binding(purpose, clientID, identifier))
+        let expected = services.secret.codeHash(code, binding: Self.binding(purpose, clientID, identifier))
         let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await services.persistence.transaction { stores in
             guard let record = try await stores.codes.findOpen(purpose: purpose, identifier: identifier, clientID: clientID),
                 record.expiresAt > now
@@ -59,7 +59,7 @@ public struct OneTimeCodes: Sendable {
                 // same way, so a guess cannot tell whether a code (and so an account) exists.
                 let max = services.settings.codeMaxAttempts
                 let count = try await stores.attempts.recordFailure(
-                    key: "code:none:" + Secrets.sha256Hex(binding(purpose, clientID, identifier)), now: now,
+                    key: "code:none:" + Secrets.sha256Hex(Self.binding(purpose, clientID, identifier)), now: now,
                     window: services.settings.codeTTL)
                 return .failure(count.count > max ? Self.expired : Self.invalid(remaining: Swift.max(0, max - count.count)))
             }
@@ -109,7 +109,7 @@ public struct OneTimeCodes: Sendable {
         try await peek(token: token, purpose: purpose) != nil
     }
 
-    func binding(_ purpose: OneTimeCodeRecord.Purpose, _ clientID: String, _ identifier: String) -> String {
+    static func binding(_ purpose: OneTimeCodeRecord.Purpose, _ clientID: String, _ identifier: String) -> String {
         "\(purpose.rawValue):\(clientID):\(identifier)"
     }
 

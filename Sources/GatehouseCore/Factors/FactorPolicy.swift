@@ -7,12 +7,15 @@ import Foundation
 /// setting. Reads the user's factors once per session start, inside its transaction (one indexed read
 /// by user), never on refresh.
 public struct FactorPolicy: AssurancePolicy {
-    public init() {}
+    /// Whether codes by text message can be sent (a gateway is configured).
+    let smsAvailable: Bool
+
+    public init(smsAvailable: Bool = false) { self.smsAvailable = smsAvailable }
 
     /// What a user without a factor may enrol to complete a sign-in that requires one.
     public static let enrollable = ["totp"]
 
-    public func requirement(userID: UUID, client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    public func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
         -> AssuranceRequirement
     {
         let mfa = client.settings.mfa
@@ -20,7 +23,13 @@ public struct FactorPolicy: AssurancePolicy {
         guard mfa != .off || demanded else { return .firstFactor }
         let enrolled = try await Self.enrolledFactors(userID: userID, stores: stores)
         if !enrolled.isEmpty { return AssuranceRequirement(level: .multiFactor, factors: enrolled) }
-        return demanded ? AssuranceRequirement(level: .multiFactor, factors: Self.enrollable, enrol: true) : .firstFactor
+        guard demanded else { return .firstFactor }
+        // No app: a code to a proved address on another channel than the first factor's will do, or
+        // the user enrols an app. (A user with an app is asked for it: an address code would be weaker.)
+        let addresses = try await stores.users.find(id: userID).map {
+            AddressCodeFactor.offered(to: $0, firstFactor: amr, smsAvailable: smsAvailable)
+        }
+        return AssuranceRequirement(level: .multiFactor, factors: (addresses ?? []) + Self.enrollable, enrol: true)
     }
 
     /// The factor ids a user can complete a sign-in with: a confirmed authenticator app, recovery codes

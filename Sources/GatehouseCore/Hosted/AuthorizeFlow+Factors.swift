@@ -56,6 +56,13 @@ extension AuthorizeFlow {
         return (.show(flow.id), browser.cookie)
     }
 
+    /// The factor page's "send me a code" form: a code by mail or text for the waiting sign-in.
+    public func sendFactorCode(_ id: UUID, binding: String, factor: String, meta: RequestMeta) async throws -> OTPSentResponse {
+        let (_, state, _) = try await load(id, binding: binding, step: .secondFactor)
+        guard let pending = state.pendingFactor else { throw Self.gone }
+        return try await SecondFactorFlow(services: services).sendCode(flowID: pending, factor: factor, meta: meta)
+    }
+
     /// The recovery codes page's form: the codes are forgotten and the flow goes on.
     public func recoveryCodesKept(_ id: UUID, binding: String, browser: BrowserPrincipal?) async throws -> Outcome {
         let (flow, state, _) = try await load(id, binding: binding, step: .recoveryCodes, browser: browser)

@@ -8,6 +8,8 @@ public struct OneTimeCodeRecord: Sendable, Hashable {
         public static let verifyEmail = Purpose(rawValue: "verify_email")
         public static let recovery = Purpose(rawValue: "recovery")
         public static let login = Purpose(rawValue: "login")
+        /// A code by mail or text completing a sign-in that waits for its second factor.
+        public static let secondFactor = Purpose(rawValue: "second_factor")
     }
 
     public var id: UUID

@@ -19,10 +19,11 @@ public struct AssuranceRequirement: Sendable, Hashable {
 }
 
 /// Decides the level a sign-in must reach, from the client's policy, the user's enrolled factors and
-/// what the request `asked` for (an OpenID client's `acr_values`). Asked once per session start,
+/// what the request `asked` for (an OpenID client's `acr_values`); `amr` is what the sign-in proved so
+/// far (a factor on the first factor's channel is not offered). Asked once per session start,
 /// inside its transaction, so it may read the user's factors.
 public protocol AssurancePolicy: Sendable {
-    func requirement(userID: UUID, client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
         -> AssuranceRequirement
 }
 
@@ -31,7 +32,7 @@ public protocol AssurancePolicy: Sendable {
 public struct FirstFactorSuffices: AssurancePolicy {
     public init() {}
 
-    public func requirement(userID: UUID, client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    public func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
         -> AssuranceRequirement
     {
         .firstFactor

@@ -9,4 +9,26 @@ public protocol SecondFactor: Sendable {
     var amr: String { get }
 
     func verify(_ response: String, userID: UUID, stores: any Stores) async throws -> Bool
+
+    /// `clientID`: the client of the waiting sign-in, for a factor whose answer was sent for it (a code
+    /// by mail or text). Others need not implement it.
+    func verify(_ response: String, userID: UUID, clientID: String, stores: any Stores) async throws -> Bool
+}
+
+extension SecondFactor {
+    public func verify(_ response: String, userID: UUID, clientID: String, stores: any Stores) async throws -> Bool {
+        try await verify(response, userID: userID, stores: stores)
+    }
+}
+
+/// The factors a server offers unless told otherwise: an authenticator app, its recovery codes, and a
+/// code to the user's verified email address or phone for a user without an app where a second factor
+/// is required.
+public enum SecondFactors {
+    public static func standard(secret: ServerSecret, clock: any WallClock) -> [any SecondFactor] {
+        [
+            TOTPFactor(secret: secret, clock: clock), RecoveryCodeFactor(secret: secret, clock: clock),
+            AddressCodeFactor(.email, secret: secret, clock: clock), AddressCodeFactor(.sms, secret: secret, clock: clock),
+        ]
+    }
 }

@@ -30,6 +30,10 @@ public struct OTPFlow: Sendable {
     /// Per address block for every send; a text message also counts per address block, per country
     /// calling code and in total, all in one transaction so a refusal by any of them counts nothing.
     private func countSend(_ identifier: Identifier, meta: RequestMeta) async throws {
+        try await Self.countSend(identifier, services: services, meta: meta)
+    }
+
+    static func countSend(_ identifier: Identifier, services: CoreServices, meta: RequestMeta) async throws {
         let limits = services.rateLimits
         let now = services.clock.now()
         let report = RateLimitReport.current

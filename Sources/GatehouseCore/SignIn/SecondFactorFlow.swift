@@ -60,10 +60,9 @@ public struct SecondFactorFlow: Sendable {
         guard pending.factors.contains(factorID), let factor = services.factors[factorID] else {
             throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Use one of the factors the flow names.")
         }
-        let enrolling = pending.enrol == true
-        guard !enrolling || factor is TOTPFactor else {
-            throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Enrol an authenticator app first.")
-        }
+        // In a sign-in that leads the user to enrol, the app's first code confirms the new app; a code
+        // by mail or text offered beside it is checked like any factor.
+        let enrolling = pending.enrol == true && factor is TOTPFactor
         let client = try await services.clients.resolve(flow.clientID)
         let userID = pending.authentication.userID
         // Counted before the answer is checked, per waiting sign-in and per account (a new sign-in
@@ -101,7 +100,7 @@ public struct SecondFactorFlow: Sendable {
                     if enrolling, let totp = factor as? TOTPFactor {
                         try await totp.confirmEnrolment(response, userID: userID, stores: stores)
                     } else {
-                        try await factor.verify(response, userID: userID, stores: stores)
+                        try await factor.verify(response, userID: userID, clientID: client.id, stores: stores)
                     }
                 guard right else { throw WrongAnswer() }
                 guard let user = try await stores.users.find(id: userID), user.state == .active else {
@@ -146,5 +145,44 @@ public struct SecondFactorFlow: Sendable {
         try await VerificationMessages(services: services).enqueue(
             kind: "recovery_code_used", to: email, locale: user.profile.locale ?? meta.acceptLanguage,
             variables: ["codes_left": String(left)], stores: stores)
+    }
+}
+
+extension SecondFactorFlow {
+    /// Sends a code for an address factor the waiting sign-in offers (`email_otp`, `sms_otp`) to the
+    /// user's proved address. Counted like every code sent (per address block, text messages also per
+    /// country and in total) and spaced by the send cool-down per user and channel; a new code kills the
+    /// one before.
+    public func sendCode(flowID: UUID, factor factorID: String, meta: RequestMeta) async throws -> OTPSentResponse {
+        let (flow, pending) = try await waiting(flowID)
+        guard pending.factors.contains(factorID), let factor = services.factors[factorID] as? AddressCodeFactor else {
+            throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Name a code factor the flow offers.")
+        }
+        let client = try await services.clients.resolve(flow.clientID)
+        let userID = pending.authentication.userID
+        guard let user = try await services.persistence.read({ try await $0.users.find(id: userID) }), user.state == .active,
+            let address = factor.address(of: user)
+        else { throw GatehouseError.flowExpired }
+        let identifier: Identifier = factor.channel == .email ? .email(address) : .phone(address)
+        try await OTPFlow.countSend(identifier, services: services, meta: meta)
+        let settings = services.settings
+        try await SendCooldown(services: services).claim("mfa:\(factorID):\(userID.uuidString)", interval: settings.sendCooldown)
+        let services = services
+        try await services.persistence.transaction { stores in
+            let issued = try await OneTimeCodes(services: services).issue(
+                purpose: .secondFactor, identifier: address, client: client, userID: userID, linkTTL: nil, data: nil, stores: stores)
+            let payload = try JSONEncoder().encode([
+                "code": issued.code, "client_name": client.name, "minutes": String(Int((settings.codeTTL / 60).rounded(.up))),
+            ])
+            try await stores.outbox.enqueue(
+                OutboxMessage(
+                    kind: "otp", channel: identifier.channel, recipient: address,
+                    locale: (user.profile.locale ?? meta.acceptLanguage).map { String($0.prefix(64)) },
+                    sealedPayload: try services.secret.seal(payload), createdAt: services.clock.now()))
+            try await services.recordCodeSent(
+                purpose: "second_factor", identifier: address, channel: identifier.channel, userID: userID, clientID: client.id,
+                meta: meta, stores: stores)
+        }
+        return OTPSentResponse(sentTo: identifier.masked, expiresIn: Int(settings.codeTTL), resendAfter: Int(settings.sendCooldown))
     }
 }

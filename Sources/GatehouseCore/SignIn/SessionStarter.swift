@@ -34,7 +34,8 @@ public struct SessionStarter: Sendable {
         let required =
             passedGate
             ? .firstFactor
-            : try await policy.requirement(userID: authentication.userID, client: client, asked: asked, stores: stores)
+            : try await policy.requirement(
+                userID: authentication.userID, amr: authentication.amr, client: client, asked: asked, stores: stores)
         if authentication.level < required.level {
             return .factorRequired(try await awaitFactor(authentication, client: client, target: target, required: required, stores: stores))
         }

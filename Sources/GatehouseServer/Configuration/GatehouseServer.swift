@@ -48,8 +48,8 @@ public struct GatehouseServer: Sendable {
                 settings: settings, logger: logger, hooks: Self.hooks(hooks, file: hooksFile, logger: logger),
                 social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient()),
                 // The second factors every server offers, unless a test brings its own.
-                assurance: assurance ?? FactorPolicy(),
-                factors: factors ?? [TOTPFactor(secret: secret, clock: clock), RecoveryCodeFactor(secret: secret, clock: clock)])
+                assurance: assurance ?? FactorPolicy(smsAvailable: settings.smsAvailable),
+                factors: factors ?? SecondFactors.standard(secret: secret, clock: clock))
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

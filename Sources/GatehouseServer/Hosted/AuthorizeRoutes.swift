@@ -127,6 +127,12 @@ struct AuthorizeRoutes: Sendable {
                 let (outcome, cookie) = try await flow.completeFactor(
                     id, binding: binding, factor: fields["factor"] ?? "", response: fields["code"] ?? "", meta: meta)
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "factor-send":
+                let sent = try await flow.sendFactorCode(id, binding: binding, factor: fields["factor"] ?? "", meta: meta)
+                let page = try await flow.page(id, binding: binding, browser: browser)
+                return render(
+                    page, lang: language(page, request), binding: binding, view: "factor_sent",
+                    submitted: ["identifier": sent.sentTo, "factor": fields["factor"] ?? ""])
             case "codes-kept":
                 return try await finish(try await flow.recoveryCodesKept(id, binding: binding, browser: browser), request: request, binding: binding)
             case "continue":
@@ -223,7 +229,7 @@ struct AuthorizeRoutes: Sendable {
         let base = "/authorize/\(id)"
         // The strings are made once, with every value a page's text may name.
         var texts: [String: String] = [:]
-        if view == "otp_code" { texts["identifier"] = submitted["identifier"] ?? "" }
+        if view == "otp_code" || view == "factor_sent" { texts["identifier"] = submitted["identifier"] ?? "" }
         if page.flow.step == .started, let current = page.continueAs, let email = current.email ?? current.phone { texts["email"] = email }
         let strings = pages.strings(lang: lang, client: page.client, texts: texts)
         var values: [String: Any] = ["csrf": csrf(id, binding), "cancel_action": base + "/cancel", "signin_url": base]
@@ -256,7 +262,8 @@ struct AuthorizeRoutes: Sendable {
             name = "factor"
             title = page.enrol ? "factor_enrol_title" : "factor_title"
             values["action"] = base + "/factor"
-            FactorPage.add(page, strings: strings, to: &values)
+            values["send_action"] = base + "/factor-send"
+            FactorPage.add(page, strings: strings, sent: view == "factor_sent" ? submitted["factor"] : nil, to: &values)
         case .recoveryCodes:
             name = "recovery_codes"
             title = "recovery_codes_title"

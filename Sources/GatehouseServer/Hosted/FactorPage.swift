@@ -5,10 +5,18 @@ import GatehouseCore
 /// authenticator app's QR code (inline SVG, so the page needs no script and no image request) and its
 /// secret for typing in by hand.
 enum FactorPage {
-    static func add(_ page: AuthorizeFlow.Page, strings: [String: String], to values: inout [String: Any]) {
-        values["factors"] = page.factors.enumerated().map { index, factor -> [String: Any] in
-            ["id": factor, "label": strings["factor_\(factor)"] ?? factor, "checked": index == 0]
+    /// `sent`: the factor a code was just sent for (checked, and the page says where the code went).
+    static func add(_ page: AuthorizeFlow.Page, strings: [String: String], sent: String?, to values: inout [String: Any]) {
+        let checked = sent.flatMap { page.factors.contains($0) ? $0 : nil } ?? (page.enrol ? "totp" : page.factors.first)
+        values["factors"] = page.factors.map { factor -> [String: Any] in
+            ["id": factor, "label": strings["factor_\(factor)"] ?? factor, "checked": factor == checked]
         }
+        // A choice to make: several factors, or, while enrolling, a code by mail or text beside the app.
+        values["choose"] = page.factors.count > 1
+        values["send"] = page.factors.filter { $0 == "email_otp" || $0 == "sms_otp" }.map { factor -> [String: String] in
+            ["id": factor, "label": strings["factor_send_\(factor)"] ?? factor]
+        }
+        if sent != nil { values["sent"] = strings["factor_code_sent"] }
         guard page.enrol, let enrolment = page.enrolment else { return }
         values["enrol"] = true
         values["secret"] = grouped(enrolment.secret)

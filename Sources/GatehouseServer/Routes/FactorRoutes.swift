@@ -60,6 +60,19 @@ struct FactorRoutes: Sendable {
         return try Responses.json(try await completion.enrol(flowID: flowID), status: .created, noStore: true)
     }
 
+    /// `POST /v1/mfa/send`: a code by mail or text for a waiting sign-in that offers one.
+    @Sendable func sendCode(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try await RequestDecoding.json(SecondFactorSendRequest.self, from: request, context: context)
+        guard let flowID = UUID(uuidString: body.flowId) else {
+            throw GatehouseError.validation(field: "flow_id", code: .invalidFormat, message: "Send the flow_id of the mfa_required answer.")
+        }
+        guard !body.factor.isEmpty, body.factor.count <= 32 else {
+            throw GatehouseError.validation(field: "factor", code: .invalidValue, message: "Name a code factor the answer listed.")
+        }
+        return try Responses.json(
+            try await completion.sendCode(flowID: flowID, factor: body.factor, meta: context.meta), status: .accepted, noStore: true)
+    }
+
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         try Responses.json(try await factors.list(context.principal), noStore: true)
     }

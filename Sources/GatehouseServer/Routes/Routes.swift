@@ -50,6 +50,7 @@ struct Routes {
         let secondFactors = FactorRoutes(services: services)
         api.post("mfa/verify", use: secondFactors.verify)
         api.post("mfa/enrol", use: secondFactors.enrolPending)
+        api.post("mfa/send", use: secondFactors.sendCode)
 
         let devices = AuthenticatorRoutes(services: services)
         api.post("authenticators/challenge", use: devices.challenge)

@@ -27,7 +27,7 @@ public struct CoreHarness: Sendable {
     ) async throws -> CoreHarness {
         try await make(
             hooks: hooks, assurance: FactorPolicy(),
-            factors: { secret, clock in [TOTPFactor(secret: secret, clock: clock), RecoveryCodeFactor(secret: secret, clock: clock)] },
+            factors: { secret, clock in SecondFactors.standard(secret: secret, clock: clock) },
             social: social, configure: configure)
     }
 
