@@ -81,3 +81,54 @@ struct AddressCodeFactorTests {
         await server.stop()
     }
 }
+
+/// A device authenticator as two factors: the key on the device and the PIN or biometric that unlocks it.
+@Suite("Second factors: device authenticators")
+struct DeviceFactorTests {
+    @Test(
+        "MFA-8: a PIN authenticator registered from a session that passed the user's app signs in without asking for the app (amr pin, swk, mfa; acr 2); one registered before the app was added is asked for it; a session from before the app cannot register one (403 reauthentication_required)"
+    )
+    func deviceCountsAsTwo() async throws {
+        guard await SecondFactorTests.hasPyotp() else { return }
+        let server = try await TestServer.startOpen(.sqlite)
+        let clock = server.clock
+        try await server.withRouter { client in
+            let user = try await signUp(client, email: "device@example.com")
+            // A key registered while the account had one factor.
+            var early = TestDevice()
+            #expect(try await client.register(&early, bearer: user.accessToken).status == .created)
+
+            let enrolled = try await client.json(.post, "/v1/me/factors/totp", bearer: user.accessToken)
+            let secret = try #require(enrolled.string("secret"))
+            let first = try #require(try await SecondFactorTests.pyotp(secret, at: clock.now()))
+            #expect(
+                try await client.json(
+                    .post, "/v1/me/factors/\(try #require(enrolled.string("id")))/confirm", ["code": first], bearer: user.accessToken
+                ).status == .ok)
+
+            var refused = TestDevice()
+            let stale = try await client.register(&refused, bearer: user.accessToken)
+            #expect(stale.status == .forbidden && stale.string("code") == "reauthentication_required", "\(stale.text)")
+
+            // The early key is one factor: the app is asked.
+            let earlySignIn = try await client.answer(early)
+            #expect(earlySignIn.string("code") == "mfa_required", "\(earlySignIn.text)")
+
+            // A session that passed the app registers a key that stands for both factors.
+            let login = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+            clock.advance(by: 30)
+            let code = try #require(try await SecondFactorTests.pyotp(secret, at: clock.now()))
+            let strong = try await client.json(
+                .post, "/v1/mfa/verify", ["flow_id": try #require(login.string("flow_id")), "factor": "totp", "code": code])
+            let strongToken = try #require(strong.string("access_token"), "\(strong.text)")
+            var device = TestDevice()
+            #expect(try await client.register(&device, bearer: strongToken).status == .created)
+            let signedIn = try await client.answer(device)
+            #expect(signedIn.status == .ok, "\(signedIn.text)")
+            let claims = try decodeClaims(try #require(signedIn.string("access_token")))
+            #expect(claims["amr"] as? [String] == ["pin", "swk", "mfa"] && claims["acr"] as? String == "2", "\(claims)")
+        }
+        await server.stop()
+    }
+}

@@ -63,11 +63,14 @@ public struct DeviceAuthenticatorsFlow: Sendable {
             problems.invalidate(field: "public_key", code: .invalidFormat, message: "Send a P-256 public key (X9.63, base64url).")
         }
         guard problems.isValid, let key else { throw GatehouseError.validation(problems) }
+        // A new way to sign in: for a user with a second factor, only from a session that passed it.
+        try await FactorsFlow.requireSecondLevel(principal, services: services)
 
         let keyID = DeviceAuthenticatorStrategy.keyID(of: key)
-        let config = DeviceAuthenticatorStrategy.Config(
+        var config = DeviceAuthenticatorStrategy.Config(
             kind: request.type, customType: request.customType, clientID: client.id, deviceID: request.deviceID,
             deviceName: request.deviceName, keyID: keyID, publicKey: Base64URL.encode(key.x963Representation))
+        config.multiFactor = principal.session.amr.contains(AuthenticationMethod.multiFactor) ? true : nil
         let now = services.clock.now()
         let credential = CredentialRecord(
             userID: principal.user.id, type: .deviceAuthenticator,

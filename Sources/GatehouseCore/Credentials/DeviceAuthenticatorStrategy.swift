@@ -33,10 +33,16 @@ public struct DeviceAuthenticatorStrategy: CredentialStrategy {
         public var keyID: String
         /// X9.63 public key, base64url.
         public var publicKey: String
+        /// Registered from a sign-in that had passed a second factor: a sign-in with it counts as two
+        /// factors (the device's key, and the PIN or biometric that unlocks it). One registered from a
+        /// one-factor session does not, so a key added with a session stolen before the user enrolled
+        /// a factor cannot stand in for that factor.
+        public var multiFactor: Bool?
 
         enum CodingKeys: String, CodingKey {
             case kind
             case customType = "custom_type"
+            case multiFactor = "multi_factor"
             case clientID = "client_id"
             case deviceID = "device_id"
             case deviceName = "device_name"
@@ -78,7 +84,12 @@ public struct DeviceAuthenticatorStrategy: CredentialStrategy {
 
     public func amr(for credential: CredentialRecord) -> [String] {
         guard let config = try? credential.decodeConfig(Config.self) else { return ["hwk"] }
-        return [config.kind.amr]
+        // A custom authenticator's check is the app's own: Gatehouse cannot say what it proves.
+        guard config.multiFactor == true, config.kind != .custom else { return [config.kind.amr] }
+        // RFC 8176: the key proves possession (in the Secure Enclave behind a biometric; derived in
+        // software behind a PIN), the PIN knowledge and the biometric inherence.
+        let possession = config.kind == .biometric ? "hwk" : "swk"
+        return [config.kind.amr, possession, AuthenticationMethod.multiFactor]
     }
 
     public func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int? {
