@@ -34,8 +34,8 @@ struct UsersCommand: AsyncParsableCommand {
             discussion: """
                 One JSON object per line: email and/or phone (E.164), email_verified, phone_verified, profile, and \
                 either password (hashed here with Argon2id) or password_hash (an Argon2id PHC string or a bcrypt \
-                hash, kept as it is). Existing accounts are skipped; bad lines are listed and skipped. Exits 1 if any \
-                line was rejected.
+                hash, kept as it is), and totp_secret (base32: the user's authenticator app, kept working). Existing \
+                accounts are skipped; bad lines are listed and skipped. Exits 1 if any line was rejected.
                 """)
 
         @OptionGroup var store: StoreOptions
@@ -57,7 +57,7 @@ struct UsersCommand: AsyncParsableCommand {
             let pool = HashingPool(threads: ProcessInfo.processInfo.activeProcessorCount, maxQueued: batch)
             let importer = UserImport(
                 persistence: persistence, hasher: try PasswordHasher(parameters: try argon2.resolve(), pool: pool),
-                clock: SystemWallClock())
+                clock: SystemWallClock(), secret: try ServerSecret.loadOrCreate(path: store.resolvedSecretFile))
             var result = UserImport.Result()
             let started = Date()
             var bytesRead = 0

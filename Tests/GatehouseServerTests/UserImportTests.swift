@@ -52,4 +52,35 @@ struct UserImportTests {
             #expect(try await server.persistence.read { try await $0.users.find(email: "badhash@example.com") } == nil)
         }
     }
+
+    @Test(
+        "MFA-9: an imported totp_secret is a confirmed authenticator app: the password asks for it and pyotp's code signs in; a bad secret, or one without the server secret to seal it, rejects the line"
+    )
+    func importTOTP() async throws {
+        guard await SecondFactorTests.hasPyotp() else { return }
+        let server = try await TestServer.startOpen(.sqlite)
+        let secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+        try await server.withRouter { client in
+            let importer = UserImport(
+                persistence: server.persistence, hasher: server.services.hasher, clock: server.clock, secret: server.services.secret)
+            let lines: [Substring] = [
+                #"{"email": "moved@example.com", "password": "moved with my app", "totp_secret": "\#(secret)"}"#,
+                #"{"email": "short@example.com", "password": "moved with my app", "totp_secret": "JBSWY3DP"}"#,
+                #"{"email": "junk@example.com", "password": "moved with my app", "totp_secret": "not base32!"}"#,
+            ]
+            let result = try await importer.importBatch(lines.enumerated().map { ($0.offset + 1, $0.element) })
+            #expect(result.imported == 1 && result.rejected.map(\.line) == [2, 3], "\(result)")
+            let unsealed = UserImport(persistence: server.persistence, hasher: server.services.hasher, clock: server.clock)
+            let refused = try await unsealed.importBatch([(1, #"{"email": "nosecret@example.com", "totp_secret": "\#(secret)"}"#)])
+            #expect(refused.imported == 0 && refused.rejected.count == 1)
+
+            let login = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": "moved@example.com", "password": "moved with my app"])
+            #expect(login.string("code") == "mfa_required", "\(login.text)")
+            let code = try #require(try await SecondFactorTests.pyotp(secret, at: server.clock.now()))
+            let done = try await client.json(
+                .post, "/v1/mfa/verify", ["flow_id": try #require(login.string("flow_id")), "factor": "totp", "code": code])
+            #expect(done.status == .ok, "\(done.text)")
+        }
+    }
 }

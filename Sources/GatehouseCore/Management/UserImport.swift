@@ -4,7 +4,10 @@ import GatehouseAPI
 
 /// Bulk import of accounts (JSON Lines), for operators moving users in from another system and for
 /// seeding benchmarks. Each line is one user:
-/// `{"email": "...", "email_verified": true, "phone": "+47...", "password": "..." | "password_hash": "$argon2id$..." | "$2b$...", "profile": {...}}`.
+/// `{"email": "...", "email_verified": true, "phone": "+47...", "password": "..." | "password_hash": "$argon2id$..." | "$2b$...", "profile": {...}, "totp_secret": "BASE32"}`.
+/// A `totp_secret` (a user's authenticator app from the system they leave, 128 to 512 bits) becomes a
+/// confirmed authenticator app, sealed under the server secret; the user keeps signing in with the
+/// codes they know and can make recovery codes.
 /// Existing identifiers are skipped, never overwritten; a bad line is reported and skipped, never
 /// imported half-way. Argon2id and bcrypt hashes are taken as they are (bcrypt is upgraded to Argon2id
 /// at the user's next sign-in); plaintext passwords are hashed here, on the hashing pool.
@@ -12,11 +15,14 @@ public struct UserImport: Sendable {
     let persistence: any Persistence
     let hasher: PasswordHasher
     let clock: any WallClock
+    /// Seals imported TOTP secrets; without it a line with one is refused.
+    let secret: ServerSecret?
 
-    public init(persistence: any Persistence, hasher: PasswordHasher, clock: any WallClock) {
+    public init(persistence: any Persistence, hasher: PasswordHasher, clock: any WallClock, secret: ServerSecret? = nil) {
         self.persistence = persistence
         self.hasher = hasher
         self.clock = clock
+        self.secret = secret
     }
 
     struct Line: Decodable {
@@ -27,12 +33,14 @@ public struct UserImport: Sendable {
         var password: String?
         var passwordHash: String?
         var profile: Profile?
+        var totpSecret: String?
 
         enum CodingKeys: String, CodingKey {
             case email, phone, password, profile
             case emailVerified = "email_verified"
             case phoneVerified = "phone_verified"
             case passwordHash = "password_hash"
+            case totpSecret = "totp_secret"
         }
     }
 
@@ -60,11 +68,11 @@ public struct UserImport: Sendable {
     /// Imports one batch of numbered lines in one transaction.
     public func importBatch(_ lines: [(number: Int, text: Substring)]) async throws -> Result {
         var result = Result()
-        var ready: [(UserRecord, String?)] = []
+        var ready: [(Prepared, String?)] = []
         // Plaintext passwords hash in parallel on the pool; everything else is checked here.
-        try await withThrowingTaskGroup(of: (Int, UserRecord, String?)?.self) { group in
+        try await withThrowingTaskGroup(of: (Int, Prepared, String?)?.self) { group in
             for (position, (number, text)) in lines.enumerated() {
-                let prepared: (UserRecord, HashSource)
+                let prepared: (Prepared, HashSource)
                 do {
                     prepared = try prepare(text)
                 } catch let rejection as RejectedLine {
@@ -79,7 +87,7 @@ public struct UserImport: Sendable {
                     group.addTask { [hasher] in (position, user, try await hasher.hash(password)) }
                 }
             }
-            var byPosition: [(Int, UserRecord, String?)] = []
+            var byPosition: [(Int, Prepared, String?)] = []
             for try await item in group { if let item { byPosition.append(item) } }
             ready = byPosition.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) }
         }
@@ -88,7 +96,8 @@ public struct UserImport: Sendable {
         let (imported, existing) = try await persistence.transaction { stores -> (Int, Int) in
             var imported = 0
             var existing = 0
-            for (user, hash) in rows {
+            for (prepared, hash) in rows {
+                let user = prepared.user
                 do {
                     try await stores.users.insert(user)
                 } catch StoreError.conflict {
@@ -97,6 +106,13 @@ public struct UserImport: Sendable {
                 }
                 if let hash {
                     try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
+                }
+                if let sealed = prepared.sealedTOTP {
+                    let config = TOTPFactor.Config(sealedSecret: sealed, confirmed: true, lastStep: nil)
+                    try await stores.credentials.insert(
+                        CredentialRecord(
+                            userID: user.id, type: .totp, identifiers: ["totp:" + UUID().uuidString.lowercased()],
+                            config: try CredentialRecord.encodeConfig(config), createdAt: now))
                 }
                 imported += 1
             }
@@ -117,7 +133,13 @@ public struct UserImport: Sendable {
         var reason: String
     }
 
-    func prepare(_ text: Substring) throws -> (UserRecord, HashSource) {
+    /// A line's user, and its authenticator app's secret sealed, when it brings one.
+    struct Prepared: Sendable {
+        var user: UserRecord
+        var sealedTOTP: String?
+    }
+
+    func prepare(_ text: Substring) throws -> (Prepared, HashSource) {
         let line: Line
         do {
             line = try JSONDecoder().decode(Line.self, from: Data(text.utf8))
@@ -155,10 +177,22 @@ public struct UserImport: Sendable {
         case (nil, nil):
             source = .none
         }
+        var sealedTOTP: String?
+        if let raw = line.totpSecret {
+            guard let key = Base32.decode(raw.uppercased().filter { !$0.isWhitespace && $0 != "=" }), (16...64).contains(key.count) else {
+                throw RejectedLine(reason: "totp_secret must be base32 of 16 to 64 bytes")
+            }
+            guard let secret else { throw RejectedLine(reason: "totp_secret needs the server secret to seal it") }
+            do {
+                sealedTOTP = try secret.seal(key)
+            } catch {
+                throw RejectedLine(reason: "totp_secret could not be sealed")
+            }
+        }
         let now = clock.now()
         let user = UserRecord(
             email: email, emailVerified: line.emailVerified ?? false, phone: phone, phoneVerified: line.phoneVerified ?? false,
             profile: line.profile ?? Profile(), createdAt: now)
-        return (user, source)
+        return (Prepared(user: user, sealedTOTP: sealedTOTP), source)
     }
 }
