@@ -20,6 +20,8 @@ public struct LoadRunner: Sendable {
     public var loginConnections: Int
     /// For `social`: the provider whose tokens the virtual users present.
     public var identityProvider: BenchIdentityProvider?
+    /// For `login-totp`: the accounts with an authenticator app, each signed in once.
+    public var totpUsers: [BenchTOTPUser] = []
 
     public init(
         client: BenchClient, target: Target, connections: Int, duration: Double, users: [SeedUser], rate: Double? = nil,
@@ -176,6 +178,20 @@ public struct LoadRunner: Sendable {
             do {
                 // Open-loop tickets spread logins over every user; closed-loop workers walk their own stride.
                 let pick = schedule != nil ? ticket : index + sequence * 7919
+                if scenario == .loginTOTP {
+                    // Each account's step is spent once it signs in: a run ends when the pool does.
+                    let index = tickets.next()
+                    guard index < totpUsers.count else { break }
+                    let answer = try await totpSignIn(totpUsers[index])
+                    stats.record(status: answer.status, microseconds: Self.micros(ContinuousClock.now - began))
+                    if answer.status >= 400, !reported {
+                        reported = true
+                        FileHandle.standardError.write(
+                            Data("\nunexpected \(answer.status) in login-totp: \(String(buffer: answer.body).prefix(300))\n".utf8))
+                    }
+                    counter.add(1)
+                    continue
+                }
                 let answer =
                     if scenario == .device {
                         try await deviceSignIn(session!.device!)
@@ -231,6 +247,7 @@ public struct LoadRunner: Sendable {
                 provider: BenchIdentityProvider.accessProviderID, accessToken: "bench-gh-\(pick % max(1, users.count))")
         case .mixed: preconditionFailure("mixed runs as two phases")
         case .device: preconditionFailure("device runs as two calls")
+        case .loginTOTP: preconditionFailure("login-totp runs as two calls")
         case .authorize: preconditionFailure("authorize runs as two calls")
         }
     }
@@ -249,6 +266,17 @@ public struct LoadRunner: Sendable {
     static let benchPKCE = (
         verifier: "bench-verifier-0123456789-abcdefghijklmnopqrstuvwxyz", challenge: "2jWB5HORkKgqnTwY916xUGwDhNNXcfic4GfY6Udgc-4"
     )
+
+    /// The password, then the app's code for the waiting sign-in. A sign-in that asks nothing more means
+    /// the pool was not imported: the run stops and says so.
+    private func totpSignIn(_ account: BenchTOTPUser) async throws -> BenchClient.Answer {
+        let login = try await client.send(target.login(account.user))
+        if login.status == 200 {
+            throw BenchError.setup("login-totp: \(account.user.email) has no authenticator app: import the pool (--print-totp-users)")
+        }
+        guard login.status == 403, let flow = login.string("flow_id") else { return login }
+        return try await client.send(target.secondFactor(flowID: flow, code: account.code()))
+    }
 
     /// A challenge and its signed answer; a refused challenge is the answer.
     private func deviceSignIn(_ device: BenchDevice) async throws -> BenchClient.Answer {

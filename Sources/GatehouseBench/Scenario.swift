@@ -8,8 +8,11 @@ import Foundation
 /// check and reads the profile of (three calls to the bench's provider per sign-in). `authorize` is the
 /// hosted sign-in's single sign-on: a browser with a Gatehouse session asks `/oauth/authorize` with
 /// `prompt=none`, then the client exchanges the code with its PKCE verifier (two requests, timed together).
+/// `login-totp` is a password sign-in that answers `mfa_required`, completed with the account's current
+/// authenticator-app code (two requests, timed together; each account once, ``BenchTOTPUser``).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social
+    case loginTOTP = "login-totp"
     case socialAccess = "social-access"
     case clientCredentials = "client-credentials"
     case authorize

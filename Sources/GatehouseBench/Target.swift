@@ -40,7 +40,7 @@ public struct Target: Sendable {
     public var supported: Set<Scenario> {
         switch kind {
         case .gatehouse: Set(Scenario.allCases)
-        case .glewlwyd: [.login, .refresh, .introspect, .jwks, .me, .clientCredentials, .mixed]
+        case .glewlwyd: [.login, .refresh, .introspect, .jwks, .me, .clientCredentials, .mixed]  // no second factor
         case .fastapiUsers: [.login, .me, .signup]
         }
     }
@@ -169,6 +169,11 @@ public struct Target: Sendable {
 
     public func deviceChallenge(authenticatorID: String) -> Call {
         Call(path: "/v1/authenticators/challenge", body: .json(["client_id": clientID, "authenticator_id": authenticatorID]))
+    }
+
+    /// Completes a sign-in that answered `mfa_required` with an authenticator-app code.
+    public func secondFactor(flowID: String, code: String) -> Call {
+        Call(path: "/v1/mfa/verify", body: .json(["flow_id": flowID, "factor": "totp", "code": code]))
     }
 
     public func deviceAuthenticate(challengeID: String, signature: String) -> Call {

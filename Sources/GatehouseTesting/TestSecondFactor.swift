@@ -26,7 +26,9 @@ public final class RequireTestFactor: AssurancePolicy {
 
     public func require(for clientID: String) { clients.withLock { _ = $0.insert(clientID) } }
 
-    public func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    public func requirement(
+        userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores
+    ) async throws
         -> AssuranceRequirement
     {
         clients.withLock { $0.contains(client.id) }

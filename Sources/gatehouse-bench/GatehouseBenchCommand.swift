@@ -31,6 +31,12 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("login-rate"), help: "mixed: the login flood's open-loop rate") var loginRate = 200.0
     @Option(name: .customLong("login-connections"), help: "mixed: connections the login flood may use") var loginConnections = 64
     @Option(help: "Seeded users to sign in with") var users = 64
+    @Option(name: .customLong("totp-users"), help: "login-totp: accounts with an authenticator app (each signs in once)")
+    var totpUsers = 2048
+    @Option(
+        name: .customLong("print-totp-users"),
+        help: "Print the login-totp accounts as `gatehouse users import` lines with this password hash, and exit")
+    var printTOTPUsers: String?
     @Option(name: .customLong("social-key"), help: "social: PEM file of the P-256 key whose JWKS the server's provider 'bench' publishes")
     var socialKey: String?
     @Option(
@@ -56,6 +62,10 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
             print(try BenchIdentityProvider.makeKey(pemFile: makeSocialKey))
             return
         }
+        if let printTOTPUsers {
+            for account in BenchTOTPUser.make(count: totpUsers) { print(try account.importLine(passwordHash: printTOTPUsers)) }
+            return
+        }
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections + loginConnections)
@@ -68,10 +78,11 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
             let target = try makeTarget()
             let seeded = SeedUser.make(count: users, runID: "seed")
             if !noSeed { try await seed(seeded, client: client, target: target) }
-            let runner = LoadRunner(
+            var runner = LoadRunner(
                 client: client, target: target, connections: connections, duration: duration, users: seeded, rate: rate,
                 loginRate: loginRate, loginConnections: loginConnections,
                 identityProvider: try socialKey.map { try BenchIdentityProvider(pemFile: $0) })
+            runner.totpUsers = BenchTOTPUser.make(count: totpUsers)
             for scenario in scenarios {
                 let started = Date()
                 rows += try await runner.run(scenario) { done in

@@ -43,7 +43,9 @@ struct AddressCodeFactorTests {
             #expect(again.status == .tooManyRequests && again.headers[.retryAfter] != nil, "\(again.text)")
             let code = try await Self.mailedCode(server, email)
             let wrong = code == "000000" ? "111111" : "000000"
-            #expect(try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "email_otp", "code": wrong]).status == .unauthorized)
+            #expect(
+                try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "email_otp", "code": wrong]).status
+                    == .unauthorized)
             let done = try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "email_otp", "code": code])
             #expect(done.status == .ok && done.object["recovery_codes"] == nil, "\(done.text)")
             let amr = try decodeClaims(try #require(done.string("access_token")))["amr"] as? [String] ?? []
@@ -51,7 +53,9 @@ struct AddressCodeFactorTests {
             // Spent: the next sign-in cannot use it again.
             let next = try await client.json(.post, "/v1/login", ["client_id": "strict", "email": email, "password": Self.password])
             let nextFlow = try #require(next.string("flow_id"))
-            #expect(try await client.json(.post, "/v1/mfa/verify", ["flow_id": nextFlow, "factor": "email_otp", "code": code]).status == .unauthorized)
+            #expect(
+                try await client.json(.post, "/v1/mfa/verify", ["flow_id": nextFlow, "factor": "email_otp", "code": code]).status
+                    == .unauthorized)
 
             // A code by mail as the first factor: the mailbox proves nothing new, only an app will do.
             server.clock.advance(by: 120)
@@ -64,7 +68,8 @@ struct AddressCodeFactorTests {
             server.clock.advance(by: 120)
             let jar = HostedJar(client)
             let pkce = pkcePair()
-            let page = try await Hosted.signIn(jar, Hosted.request("strict", challenge: pkce.challenge), email: email, password: Self.password)
+            let page = try await Hosted.signIn(
+                jar, Hosted.request("strict", challenge: pkce.challenge), email: email, password: Self.password)
             #expect(page.text.contains("id=\"send-email_otp\"") && page.text.contains("id=\"totp-qr\""), "\(page.text)")
             let sentPage = try await jar.submit(
                 try #require(HostedJar.action(page, form: "factor-send-email_otp")), [("factor", "email_otp")], csrf: HostedJar.csrf(page))

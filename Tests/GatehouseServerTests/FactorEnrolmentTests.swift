@@ -33,12 +33,14 @@ struct FactorEnrolmentTests {
             #expect(try await server.persistence.read { try await $0.sessions.listLive(userID: userID, now: clock.now()) }.isEmpty)
 
             // Only the enrolment completes it.
-            let recovery = try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "recovery_code", "code": "aaaaa-bbbbb"])
+            let recovery = try await client.json(
+                .post, "/v1/mfa/verify", ["flow_id": flow, "factor": "recovery_code", "code": "aaaaa-bbbbb"])
             #expect(recovery.status == .unprocessableContent, "\(recovery.text)")
             let enrolled = try await client.json(.post, "/v1/mfa/enrol", ["flow_id": flow])
             #expect(enrolled.status == .created, "\(enrolled.text)")
             let secret = try #require(enrolled.string("secret"))
-            #expect(try await client.json(.post, "/v1/mfa/enrol", ["flow_id": flow]).string("secret") == secret, "a reload must keep the app")
+            #expect(
+                try await client.json(.post, "/v1/mfa/enrol", ["flow_id": flow]).string("secret") == secret, "a reload must keep the app")
             for body: [String: any Sendable] in [["flow_id": "nope"], ["flow_id": UUID().uuidString], [:]] {
                 let answer = try await client.json(.post, "/v1/mfa/enrol", body)
                 #expect((400..<500).contains(answer.status.code), "\(body): \(answer.status) \(answer.text)")
@@ -74,7 +76,8 @@ struct FactorEnrolmentTests {
             let notice = try #require(server.lastMail(to: email, kind: "recovery_code_used"))
             #expect(notice.text.contains("9 left") && !codes.contains { notice.text.contains($0) }, "\(notice.text)")
             // A client without the requirement asks the enrolled factor all the same.
-            let open = try await client.json(.post, "/v1/login", ["client_id": TestServer.openClient, "email": email, "password": Self.password])
+            let open = try await client.json(
+                .post, "/v1/login", ["client_id": TestServer.openClient, "email": email, "password": Self.password])
             #expect(open.string("code") == "mfa_required", "\(open.text)")
         }
         await server.stop()
@@ -123,7 +126,8 @@ struct FactorOperatorTests {
                 try await $0.credentials.list(userID: UUID(uuidString: userID)!, type: .recoveryCode).flatMap(\.identifiers)
             }
             #expect(hashes.count == 9 && !hashes.contains { page.text.contains($0) }, "the console lists recovery codes' hashes")
-            let csrf = try #require(page.text.range(of: #"name="csrf" value=""#).map { String(page.text[$0.upperBound...].prefix { $0 != "\"" }) })
+            let csrf = try #require(
+                page.text.range(of: #"name="csrf" value=""#).map { String(page.text[$0.upperBound...].prefix { $0 != "\"" }) })
             func reset(_ fields: String) async throws -> TestResponse {
                 try await client.executeRequest(
                     uri: "/admin/console/users/\(userID)/reset-factors", method: .post,
@@ -132,19 +136,24 @@ struct FactorOperatorTests {
             #expect(try await reset("csrf=\(csrf)").status == .badRequest, "the box must be ticked")
             clock.advance(by: FactorsFlow.recentSignIn + 1)
             #expect(try await reset("csrf=\(csrf)&confirm=yes").status == .forbidden, "an old console session resets nothing")
-            #expect(try await server.persistence.read { try await $0.credentials.count(userID: UUID(uuidString: userID)!, type: .totp) } == 1)
+            #expect(
+                try await server.persistence.read { try await $0.credentials.count(userID: UUID(uuidString: userID)!, type: .totp) } == 1)
 
             // The API resets: factors and sessions gone; the password alone signs in again.
             admin = try await adminToken(server, client, id: "ops-2", scopes: [AdminScope.users])
             let reset = try await client.json(.post, "/admin/v1/users/\(userID)/factors/reset", bearer: admin)
             #expect(reset.status == .ok && reset.object["removed_factors"] as? Int == 1, "\(reset.text)")
             #expect(try await client.json(.get, "/v1/me", bearer: try #require(signedIn.string("access_token"))).status == .unauthorized)
-            #expect(try await client.json(.get, "/admin/v1/users/\(userID)/factors", bearer: admin).object["recovery_codes_left"] as? Int == 0)
+            #expect(
+                try await client.json(.get, "/admin/v1/users/\(userID)/factors", bearer: admin).object["recovery_codes_left"] as? Int == 0)
             _ = try await logIn(client, email: user.email, password: user.password)
             #expect(try await client.json(.post, "/admin/v1/users/\(UUID())/factors/reset", bearer: admin).status == .notFound)
 
-            let audit = try await server.persistence.read { try await $0.audit.list(AuditQuery(userID: UUID(uuidString: userID)!, limit: 100)) }
-            #expect(audit.contains { $0.type == AuditEvent.admin("mfa.reset") && ($0.actor ?? "").contains("ops-2") }, "\(audit.map(\.type))")
+            let audit = try await server.persistence.read {
+                try await $0.audit.list(AuditQuery(userID: UUID(uuidString: userID)!, limit: 100))
+            }
+            #expect(
+                audit.contains { $0.type == AuditEvent.admin("mfa.reset") && ($0.actor ?? "").contains("ops-2") }, "\(audit.map(\.type))")
             let webhooks = try await server.persistence.read { try await $0.outbox.list(status: nil, channel: .webhook, limit: 100) }
             let kinds = Set(webhooks.map(\.kind))
             #expect(

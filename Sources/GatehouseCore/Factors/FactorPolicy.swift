@@ -15,7 +15,9 @@ public struct FactorPolicy: AssurancePolicy {
     /// What a user without a factor may enrol to complete a sign-in that requires one.
     public static let enrollable = ["totp"]
 
-    public func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    public func requirement(
+        userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores
+    ) async throws
         -> AssuranceRequirement
     {
         let mfa = client.settings.mfa

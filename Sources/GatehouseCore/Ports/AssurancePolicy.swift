@@ -23,7 +23,9 @@ public struct AssuranceRequirement: Sendable, Hashable {
 /// far (a factor on the first factor's channel is not offered). Asked once per session start,
 /// inside its transaction, so it may read the user's factors.
 public protocol AssurancePolicy: Sendable {
-    func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    func requirement(
+        userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores
+    ) async throws
         -> AssuranceRequirement
 }
 
@@ -32,7 +34,9 @@ public protocol AssurancePolicy: Sendable {
 public struct FirstFactorSuffices: AssurancePolicy {
     public init() {}
 
-    public func requirement(userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores) async throws
+    public func requirement(
+        userID: UUID, amr: [String], client: ClientRecord, asked: AssuranceLevel, stores: any Stores
+    ) async throws
         -> AssuranceRequirement
     {
         .firstFactor

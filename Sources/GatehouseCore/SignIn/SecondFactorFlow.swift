@@ -111,7 +111,8 @@ public struct SecondFactorFlow: Sendable {
                 try await stores.attempts.reset(key: accountKey)
                 var codes: [String]?
                 if enrolling {
-                    codes = try await FactorsFlow.confirmed(userID: userID, clientID: client.id, services: services, meta: meta, stores: stores)
+                    codes = try await FactorsFlow.confirmed(
+                        userID: userID, clientID: client.id, services: services, meta: meta, stores: stores)
                 } else if factor is RecoveryCodeFactor {
                     try await Self.recoveryCodeUsed(user, clientID: client.id, services: services, meta: meta, stores: stores)
                 }

@@ -37,7 +37,8 @@ public struct SessionStarter: Sendable {
             : try await policy.requirement(
                 userID: authentication.userID, amr: authentication.amr, client: client, asked: asked, stores: stores)
         if authentication.level < required.level {
-            return .factorRequired(try await awaitFactor(authentication, client: client, target: target, required: required, stores: stores))
+            return .factorRequired(
+                try await awaitFactor(authentication, client: client, target: target, required: required, stores: stores))
         }
         switch target {
         case .app(let app):

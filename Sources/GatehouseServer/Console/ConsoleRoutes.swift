@@ -157,7 +157,9 @@ struct ConsoleRoutes: Sendable {
                 ]
             },
             "hasCredentials": !credentials.isEmpty,
-            "factors": factors.factors.map { ["type": $0.type, "confirmed": $0.confirmed, "created": ConsoleTemplates.time($0.createdAt)] },
+            "factors": factors.factors.map {
+                ["type": $0.type, "confirmed": $0.confirmed, "created": ConsoleTemplates.time($0.createdAt)]
+            },
             "hasFactors": !factors.factors.isEmpty, "recoveryCodesLeft": factors.recoveryCodesLeft,
             "sessions": sessions.map { session -> [String: Any] in
                 [
@@ -227,7 +229,8 @@ struct ConsoleRoutes: Sendable {
             guard fields["confirm"] == "yes" else { throw GatehouseError.badRequest("Tick the box to confirm the reset.") }
             // It weakens the account: only from a console session signed in within the last 15 minutes.
             guard let since = context.admin.signedInAt, clock.now().timeIntervalSince(since) <= FactorsFlow.recentSignIn else {
-                throw GatehouseError.forbidden("Sign in to the console again (a new link from the CLI): resetting factors needs a sign-in from the last 15 minutes.")
+                throw GatehouseError.forbidden(
+                    "Sign in to the console again (a new link from the CLI): resetting factors needs a sign-in from the last 15 minutes.")
             }
             _ = try await users.resetFactors(id: id, actor: context.actor)
         case "delete":

@@ -134,7 +134,8 @@ struct AuthorizeRoutes: Sendable {
                     page, lang: language(page, request), binding: binding, view: "factor_sent",
                     submitted: ["identifier": sent.sentTo, "factor": fields["factor"] ?? ""])
             case "codes-kept":
-                return try await finish(try await flow.recoveryCodesKept(id, binding: binding, browser: browser), request: request, binding: binding)
+                return try await finish(
+                    try await flow.recoveryCodesKept(id, binding: binding, browser: browser), request: request, binding: binding)
             case "continue":
                 guard let browser else { return redirect(to: id) }
                 return try await finish(
