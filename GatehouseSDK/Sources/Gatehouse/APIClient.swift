@@ -4,10 +4,29 @@ import GatehouseAPI
     import FoundationNetworking
 #endif
 
+/// Where an answer that is a second-factor challenge is reported. Set once, by the client that owns the
+/// ``APIClient``, after it is initialised (an actor cannot hand out itself before).
+/// `@unchecked Sendable` is sound: the only stored properties are a lock (`NSLock` is thread-safe) and
+/// a `@Sendable` closure read and written only while that lock is held (`Mutex` needs iOS 18).
+final class ChallengeRelay: @unchecked Sendable {
+    private let lock = NSLock()
+    private var listener: (@Sendable (SecondFactorChallenge) async -> Void)?
+
+    func listen(_ body: @escaping @Sendable (SecondFactorChallenge) async -> Void) { lock.withLock { listener = body } }
+
+    func report(_ challenge: SecondFactorChallenge) async {
+        let body = lock.withLock { listener }
+        await body?(challenge)
+    }
+}
+
 /// JSON and form requests to the server, and its errors turned into ``GatehouseError``.
 struct APIClient: Sendable {
     let baseURL: URL
     let transport: any HTTPTransport
+    /// Told of every answer that is a second-factor challenge, before it is thrown: the client's
+    /// delegate and event stream report it (``AuthEvent/secondFactorRequired(_:)``).
+    var challenges = ChallengeRelay()
 
     func request(_ method: String, _ path: String, query: [URLQueryItem] = [], bearer: String? = nil, clientID: String? = nil) -> URLRequest
     {
@@ -61,7 +80,11 @@ struct APIClient: Sendable {
         } catch {
             throw GatehouseError(code: GatehouseError.networkError, status: nil, message: error.localizedDescription)
         }
-        guard (200..<300).contains(response.statusCode) else { throw Self.error(data, response) }
+        guard (200..<300).contains(response.statusCode) else {
+            let error = Self.error(data, response)
+            if let challenge = error.secondFactor { await challenges.report(challenge) }
+            throw error
+        }
         return (data, response)
     }
 

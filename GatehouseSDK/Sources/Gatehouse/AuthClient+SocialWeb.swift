@@ -87,9 +87,10 @@ extension AuthClient {
             // A sign-in waiting for its second factor keeps its verifier: the code that completes it
             // is exchanged with it.
             if error == ErrorCode.mfaRequired.rawValue, let flow = value("flow_id") {
+                let challenge = SecondFactorChallenge(flowID: flow, factors: [])
+                await emit(.secondFactorRequired(challenge))
                 throw GatehouseError(
-                    code: .mfaRequired, status: nil, message: "The sign-in waits for a second factor.",
-                    secondFactor: SecondFactorChallenge(flowID: flow, factors: []))
+                    code: .mfaRequired, status: nil, message: "The sign-in waits for a second factor.", secondFactor: challenge)
             }
             // Only an answer to this run's own state ends it: a forged error link after a relaunch
             // must not throw away the verifier a real answer still needs.

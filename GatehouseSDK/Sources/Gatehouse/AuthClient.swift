@@ -69,7 +69,9 @@ public actor AuthClient {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.http = APIClient(baseURL: configuration.baseURL, transport: configuration.transport)
+        let http = APIClient(baseURL: configuration.baseURL, transport: configuration.transport)
+        self.http = http
+        http.challenges.listen { [weak self] challenge in await self?.emit(.secondFactorRequired(challenge)) }
     }
 
     /// The current state, readable from any thread without `await`: ``AuthState/restoring`` until

@@ -30,6 +30,9 @@
         public private(set) var state: AuthState
         /// Why the last session ended, until the next sign-in.
         public private(set) var lastSignOutReason: SignOutReason?
+        /// A sign-in waiting for its second factor, until a sign-in completes or the user signs out: a
+        /// view can show the code form from it.
+        public private(set) var pendingSecondFactor: SecondFactorChallenge?
         /// The client whose events this model follows; make calls on it.
         @ObservationIgnored public let client: AuthClient
         @ObservationIgnored private var following: Task<Void, Never>?
@@ -62,10 +65,13 @@
             case .signedIn(let user):
                 update(.signedIn(user))
                 if lastSignOutReason != nil { lastSignOutReason = nil }
+                if pendingSecondFactor != nil { pendingSecondFactor = nil }
             case .userUpdated(let user): update(.signedIn(user))
             case .signedOut(let reason):
                 update(.signedOut)
                 lastSignOutReason = reason
+                if pendingSecondFactor != nil { pendingSecondFactor = nil }
+            case .secondFactorRequired(let challenge): pendingSecondFactor = challenge
             case .tokenRefreshed: break
             }
         }

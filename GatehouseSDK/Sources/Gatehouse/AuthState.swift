@@ -31,6 +31,10 @@ public enum AuthEvent: Sendable, Equatable {
     case tokenRefreshed
     case userUpdated(User)
     case signedOut(SignOutReason)
+    /// A sign-in's first factor was right and it waits for a second: the same challenge the call
+    /// throws (``GatehouseError/secondFactor``), for an app that drives its screens from the events.
+    /// Nothing is signed in until ``AuthClient/signIn(secondFactor:code:challenge:persist:)`` answers it.
+    case secondFactorRequired(SecondFactorChallenge)
 }
 
 /// The delegate view of ``AuthEvent``, for apps that prefer it. Held weakly.

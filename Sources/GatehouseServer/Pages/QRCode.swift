@@ -9,6 +9,7 @@ public struct QRCode: Sendable, Equatable {
     public enum Correction: Sendable, CaseIterable {
         case low, medium, quartile, high
 
+        // Internal rather than fileprivate only because the tables it indexes live in QRCode+Encoding.swift.
         var tableRow: Int {
             switch self {
             case .low: 0
@@ -57,6 +58,7 @@ public struct QRCode: Sendable, Equatable {
     /// Pinning the mask lets tests compare module for module with other encoders, whose penalty
     /// scoring differs in details the standard leaves open.
     init(encoding bytes: [UInt8], correction: Correction, forcingMask: Int?) throws {
+        precondition(forcingMask.map { (0...7).contains($0) } ?? true, "mask patterns are numbered 0...7")
         guard let version = (1...40).first(where: { Tables.fits(byteCount: bytes.count, version: $0, correction) }) else {
             throw Failure.tooLong
         }
