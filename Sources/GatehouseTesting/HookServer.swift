@@ -30,6 +30,8 @@ public actor HookServer {
     public typealias Responder = @Sendable (Received) -> Answer
 
     public private(set) var received: [Received] = []
+    /// Answers sent so far (a delayed answer counts once its delay is over).
+    public private(set) var answered = 0
     public nonisolated let port: Int
     private var task: Task<Void, any Error>?
     private let responder: Responder
@@ -53,6 +55,7 @@ public actor HookServer {
                 for field in request.headers { headers[field.name.canonicalName] = field.value }
                 let answer = await box.server!.record(Received(path: path, headers: headers, body: Data(buffer: data)))
                 if let delay = answer.delay { try await Task.sleep(for: delay) }
+                await box.server!.markAnswered()
                 return Response(
                     status: .init(code: answer.status), headers: [.contentType: "application/json"],
                     body: .init(byteBuffer: ByteBuffer(string: answer.body)))
@@ -98,6 +101,8 @@ public actor HookServer {
     }
 
     public func requests(to path: String) -> [Received] { received.filter { $0.path == path } }
+
+    func markAnswered() { answered += 1 }
 
     public func stop() async {
         task?.cancel()

@@ -79,7 +79,7 @@ def parse_challenge(header: str):
 
 
 def decode_qr(path: str) -> str:
-    result = subprocess.run(["zbarimg", "--raw", "-q", path], capture_output=True, text=True, timeout=30)
+    result = subprocess.run(["zbarimg", "--raw", "-q", "--nodbus", "-Sdisable", "-Sqrcode.enable", path], capture_output=True, text=True, timeout=30)
     check(result.returncode == 0, f"zbarimg could not read the QR code (exit {result.returncode})")
     return result.stdout.strip()
 
