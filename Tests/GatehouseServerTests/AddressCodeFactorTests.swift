@@ -87,6 +87,37 @@ struct AddressCodeFactorTests {
     }
 }
 
+extension AddressCodeFactorTests {
+    @Test(
+        "MFA-12: a user whose proved address is a phone gets sms_otp (not email_otp for an unproved email): /v1/mfa/send texts the code through the SMS gateway and the code completes the sign-in (amr pwd+sms+mfa)"
+    )
+    func codeByText() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        try await server.createClient(id: "strict", settings: ["email_verification=off", "mfa=required"])
+        let email = "texted@example.com"
+        let phone = "+4791234567"
+        _ = try await UserAdmin(services: server.services).create(
+            UserDraft(email: email, phone: phone, password: Self.password, phoneVerified: true), actor: AdminActor(name: "test"))
+        try await server.withRouter { client in
+            let login = try await client.json(.post, "/v1/login", ["client_id": "strict", "email": email, "password": Self.password])
+            #expect(login.object["factors"] as? [String] == ["sms_otp", "totp"], "\(login.text)")
+            let flow = try #require(login.string("flow_id"))
+            #expect(try await client.json(.post, "/v1/mfa/send", ["flow_id": flow, "factor": "email_otp"]).status == .unprocessableContent)
+            let sent = try await client.json(.post, "/v1/mfa/send", ["flow_id": flow, "factor": "sms_otp"])
+            #expect(sent.status == .accepted, "\(sent.text)")
+            try await server.deliverMail()
+            let message = try #require(server.lastMail(to: phone, kind: "otp"))
+            #expect(message.channel == .sms)
+            let code = try #require(message.text.firstMatch(of: /\b\d{6}\b/).map { String($0.output) })
+            let done = try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "sms_otp", "code": code])
+            #expect(done.status == .ok, "\(done.text)")
+            let amr = try decodeClaims(try #require(done.string("access_token")))["amr"] as? [String] ?? []
+            #expect(amr == ["pwd", "sms", "mfa"], "\(amr)")
+        }
+        await server.stop()
+    }
+}
+
 /// A device authenticator as two factors: the key on the device and the PIN or biometric that unlocks it.
 @Suite("Second factors: device authenticators")
 struct DeviceFactorTests {
