@@ -132,6 +132,44 @@ struct SecondFactorSDKTests {
         }
     }
 
+    @Test(
+        "SDK-20: on an mfa=required client with verification, the mail's link proves the address and comes back into the app as a challenge (handle(url:) throws it: enrolment required); enrolling and the first code sign in with the sign-up's PKCE verifier"
+    )
+    func verificationLinkChallenge() async throws {
+        guard await IndependentTOTP.isAvailable() else {
+            print("skipped: pip install pyotp to run the SDK's TOTP test against an independent implementation")
+            return
+        }
+        let server = try await TestServer.start(.sqlite)
+        try await server.createClient(id: "mobile-mfa", redirectURIs: ["com.example.app:/verified"], settings: ["mfa=required"])
+        let clock = server.clock
+        try await withLiveServer(server) { base in
+            let redirect = URL(string: "com.example.app:/verified")!
+            let client = AuthClient(
+                configuration: .init(baseURL: base, clientID: "mobile-mfa", redirectURL: redirect, store: InMemorySessionStore()))
+            guard case .verificationRequired = try await client.signUp(email: "linked@example.com", password: Self.password) else {
+                Issue.record("expected verification to be required")
+                return
+            }
+            try await server.deliverMail()
+            let linkPath = try #require(server.lastMail(to: "linked@example.com", kind: "verification")?.linkPath("/verify?token="))
+            let location = try await Redirects.confirm(URL(string: base.absoluteString + linkPath)!)
+            var challenge: SecondFactorChallenge?
+            do {
+                _ = try await client.handle(url: try #require(URL(string: location)))
+                Issue.record("the link signed in without a factor")
+            } catch let error as GatehouseError where error.isSecondFactorRequired {
+                challenge = error.secondFactor
+            }
+            let waiting = try #require(challenge, "\(location)")
+            #expect(waiting.requiresEnrolment && waiting.factors.contains(.totp), "\(waiting)")
+            let enrolment = try await client.enrolTOTP(for: waiting)
+            let code = try #require(try await IndependentTOTP.code(enrolment.secret, at: clock.now()))
+            let result = try await client.signIn(secondFactor: .totp, code: code, challenge: waiting)
+            #expect(result.user.emailVerified && result.recoveryCodes?.count == 10)
+        }
+    }
+
     /// The delegate's events, in order.
     final class Recorder: AuthClientDelegate, @unchecked Sendable {
         // `@unchecked Sendable` is sound: `received` is only touched while `lock` is held.

@@ -35,10 +35,19 @@ public struct SecondFactorChallenge: Sendable, Hashable {
     /// result carries the new recovery codes (``SignInResult/recoveryCodes``).
     public let requiresEnrolment: Bool
 
+    /// The waiting sign-in came from the sign-up's verification link: its code is exchanged with the
+    /// sign-up's PKCE verifier rather than the web sign-in's.
+    let fromVerificationLink: Bool
+
     public init(flowID: String, factors: [SecondFactorKind], requiresEnrolment: Bool = false) {
+        self.init(flowID: flowID, factors: factors, requiresEnrolment: requiresEnrolment, fromVerificationLink: false)
+    }
+
+    init(flowID: String, factors: [SecondFactorKind], requiresEnrolment: Bool, fromVerificationLink: Bool) {
         self.flowID = flowID
         self.factors = factors
         self.requiresEnrolment = requiresEnrolment
+        self.fromVerificationLink = fromVerificationLink
     }
 }
 
@@ -70,7 +79,7 @@ extension AuthClient {
         }
         // A web sign-in's: the code its redirect would have carried, bound to the kept PKCE verifier.
         if let web = try? decoder.decode(SecondFactorCodeResponse.self, from: data) {
-            var result = try await exchangeForTokens(code: web.code, persist: persist, social: true)
+            var result = try await exchangeForTokens(code: web.code, persist: persist, social: !challenge.fromVerificationLink)
             result.recoveryCodes = web.recoveryCodes
             return result
         }

@@ -41,6 +41,19 @@ extension AuthClient {
             return true
         }
         if let redirect = configuration.redirectURL, url.absoluteString.hasPrefix(redirect.absoluteString),
+            query.first(where: { $0.name == "error" })?.value == ErrorCode.mfaRequired.rawValue,
+            let flow = query.first(where: { $0.name == "flow_id" })?.value
+        {
+            // The link proved the address; the sign-in it started waits for a second factor.
+            let factors = (query.first(where: { $0.name == "factors" })?.value ?? "").split(separator: ",")
+            let challenge = SecondFactorChallenge(
+                flowID: flow, factors: factors.map { SecondFactorKind(rawValue: String($0)) },
+                requiresEnrolment: query.contains { $0.name == "enrol" && $0.value == "true" }, fromVerificationLink: true)
+            await emit(.secondFactorRequired(challenge))
+            throw GatehouseError(
+                code: .mfaRequired, status: nil, message: "The sign-in waits for a second factor.", secondFactor: challenge)
+        }
+        if let redirect = configuration.redirectURL, url.absoluteString.hasPrefix(redirect.absoluteString),
             let code = query.first(where: { $0.name == "code" })?.value
         {
             try await signIn(authorizationCode: code, persist: persist)
