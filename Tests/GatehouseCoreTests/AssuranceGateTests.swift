@@ -203,7 +203,13 @@ struct AssuranceGateTests {
             _ = try await SignupFlow(services: services).signup(signup, meta: Self.meta)
             let link = try #require(try await core.outboxVariables(to: "lin@example.com", kind: "verification").last?["link"])
             let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "token" }?.value)
-            _ = try await VerificationFlow(services: services).followLink(token: token, binding: "gh_flow_test")
+            let outcome = try await VerificationFlow(services: services).followLink(token: token, binding: "gh_flow_test")
+            // The app learns of the waiting sign-in from its redirect, as `error` and `flow_id`.
+            guard case .redirect(let url) = outcome, let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems,
+                items.first(where: { $0.name == "error" })?.value == "mfa_required"
+            else { return .started }
+            #expect(items.first { $0.name == "factors" }?.value == "test")
+            return .api(items.first { $0.name == "flow_id" }?.value.flatMap(UUID.init(uuidString:)))
         case .recovery:
             let recovery = RecoveryFlow(services: services)
             _ = try await recovery.request(email: "ada@example.com", clientID: "app", meta: Self.meta)
