@@ -64,9 +64,18 @@ public actor HookServer {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) })
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        // A server that cannot bind (the port is taken by another process) ends its run without ever
+        // running: the stream must end then too, or the wait for the port below never returns (a test
+        // run hung this way on ports held by processes a killed run had left behind).
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await app.runService(gracefulShutdownSignals: [])
+        }
         var iterator = portStream.makeAsyncIterator()
-        let bound = await iterator.next() ?? 0
+        guard let bound = await iterator.next(), bound != 0 else {
+            _ = try? await task.value
+            throw PortUnavailable(port: port)
+        }
         let server = HookServer(port: bound, responder: responder)
         await box.set(server)
         await server.setTask(task)
@@ -108,6 +117,11 @@ public actor HookServer {
         task?.cancel()
         _ = try? await task?.value
     }
+}
+
+/// The test server could not listen on the port it was given.
+public struct PortUnavailable: Error {
+    public var port: Int
 }
 
 private actor HookServerBox {
