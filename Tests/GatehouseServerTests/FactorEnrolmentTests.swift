@@ -109,6 +109,7 @@ struct FactorOperatorTests {
             let signedIn = try await client.json(
                 .post, "/v1/mfa/verify", ["flow_id": try #require(login.string("flow_id")), "factor": "recovery_code", "code": codes[0]])
             #expect(signedIn.status == .ok)
+            let signedInToken = try #require(signedIn.string("access_token"))
 
             var admin = try await adminToken(server, client, id: "ops", scopes: [AdminScope.users])
             let listed = try await client.json(.get, "/admin/v1/users/\(userID)/factors", bearer: admin)
@@ -143,7 +144,7 @@ struct FactorOperatorTests {
             admin = try await adminToken(server, client, id: "ops-2", scopes: [AdminScope.users])
             let reset = try await client.json(.post, "/admin/v1/users/\(userID)/factors/reset", bearer: admin)
             #expect(reset.status == .ok && reset.object["removed_factors"] as? Int == 1, "\(reset.text)")
-            #expect(try await client.json(.get, "/v1/me", bearer: try #require(signedIn.string("access_token"))).status == .unauthorized)
+            #expect(try await client.json(.get, "/v1/me", bearer: signedInToken).status == .unauthorized)
             #expect(
                 try await client.json(.get, "/admin/v1/users/\(userID)/factors", bearer: admin).object["recovery_codes_left"] as? Int == 0)
             _ = try await logIn(client, email: user.email, password: user.password)
