@@ -658,23 +658,27 @@ def main() -> int:
     SECRETS.add(args.password, args.confidential_secret, args.admin_secret)
     os.makedirs(args.shots, exist_ok=True)
 
+    return run_phases(Flow, args, lambda flow, browser: {
+        "auth_time_1": flow.results["auth_time_1"], "auth_time_5": flow.results["auth_time_5"],
+        "logout_confirmation": flow.results["logout_confirmation"], "screenshots": browser.taken,
+    })
+
+
+def run_phases(flow_class, args, summary) -> int:
+    """Runs `flow_class.PHASES` in one Chromium session against the app server on `args.app_port`;
+    prints the JSON line (with `summary(flow, browser)` on success) and returns the exit status."""
     app = AppServer(args.app_port)
     browser = None
     passed, phase = [], "start"
     try:
         browser = Browser(app, f"http://127.0.0.1:{args.app_port}", args.shots)
-        flow = Flow(args, browser)
-        for phase in Flow.PHASES:
+        flow = flow_class(args, browser)
+        for phase in flow_class.PHASES:
             progress(f"phase {phase} …")
             getattr(flow, "phase_" + phase.replace("-", "_"))()
             passed.append(phase)
             progress(f"phase {phase} passed")
-        result = {
-            "ok": True, "phases": passed,
-            "auth_time_1": flow.results["auth_time_1"], "auth_time_5": flow.results["auth_time_5"],
-            "logout_confirmation": flow.results["logout_confirmation"], "screenshots": browser.taken,
-        }
-        print(json.dumps(result), flush=True)
+        print(json.dumps({"ok": True, "phases": passed, **summary(flow, browser)}), flush=True)
         return 0
     except Exception as error:  # the first failed assertion (or anything that broke the run)
         message = str(error) if isinstance(error, Failure) else f"{type(error).__name__}: {error}"

@@ -26,7 +26,6 @@ Screenshots: 11-enrol.png, 11-qr.png, 12-recovery-codes.png, 13-factor.png, 14-r
 token, code, secret or password is printed.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -41,7 +40,7 @@ from joserfc.jws import JWSRegistry
 from selenium.webdriver.common.by import By
 
 import hosted_flow
-from hosted_flow import SECRETS, AppServer, Browser, Failure, Flow, check, find, progress, redact_url
+from hosted_flow import SECRETS, Flow, check, find
 
 # The hosted pages this walk meets besides hosted_flow's, by the form each carries.
 hosted_flow.PAGES["factor"] = "form#factor"
@@ -200,40 +199,7 @@ def main() -> int:
     args = parser.parse_args()
     SECRETS.add(args.password)
     os.makedirs(args.shots, exist_ok=True)
-    app = AppServer(args.app_port)
-    browser = None
-    passed, phase = [], "start"
-    try:
-        browser = Browser(app, f"http://127.0.0.1:{args.app_port}", args.shots)
-        flow = MFAFlow(args, browser)
-        for phase in MFAFlow.PHASES:
-            progress(f"phase {phase} …")
-            getattr(flow, "phase_" + phase.replace("-", "_"))()
-            passed.append(phase)
-            progress(f"phase {phase} passed")
-        print(json.dumps({"ok": True, "phases": passed, "screenshots": browser.taken}), flush=True)
-        return 0
-    except Exception as error:
-        message = str(error) if isinstance(error, Failure) else f"{type(error).__name__}: {error}"
-        url = title = None
-        if browser is not None:
-            now = browser.where()
-            if now is not None:
-                url, title = now[0], now[1]
-            try:
-                browser.screenshot("fail.png")
-            except Exception:
-                pass
-        progress(f"phase {phase} FAILED: {message}")
-        print(json.dumps({
-            "ok": False, "phase": phase, "passed": passed, "error": SECRETS.scrub(message),
-            "url": redact_url(url), "title": SECRETS.scrub(title) if title else title,
-        }), flush=True)
-        return 1
-    finally:
-        if browser is not None:
-            browser.driver.quit()
-        app.stop()
+    return hosted_flow.run_phases(MFAFlow, args, lambda flow, browser: {"screenshots": browser.taken})
 
 
 if __name__ == "__main__":

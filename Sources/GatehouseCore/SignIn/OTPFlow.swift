@@ -33,6 +33,19 @@ public struct OTPFlow: Sendable {
         try await Self.countSend(identifier, services: services, meta: meta)
     }
 
+    /// The `otp` message with `code`, sealed in the outbox: a sign-in code, or a second factor's.
+    static func enqueueCode(
+        _ code: String, to identifier: Identifier, client: ClientRecord, locale: String?, services: CoreServices, stores: any Stores
+    ) async throws {
+        let payload = try JSONEncoder().encode([
+            "code": code, "client_name": client.name, "minutes": String(Int((services.settings.codeTTL / 60).rounded(.up))),
+        ])
+        try await stores.outbox.enqueue(
+            OutboxMessage(
+                kind: "otp", channel: identifier.channel, recipient: identifier.value, locale: locale.map { String($0.prefix(64)) },
+                sealedPayload: try services.secret.seal(payload), createdAt: services.clock.now()))
+    }
+
     static func countSend(_ identifier: Identifier, services: CoreServices, meta: RequestMeta) async throws {
         let limits = services.rateLimits
         let now = services.clock.now()
@@ -104,14 +117,9 @@ public struct OTPFlow: Sendable {
             let issued = try await codes.issue(
                 purpose: .login, identifier: identifier.value, client: client, userID: user?.id, linkTTL: nil, data: data,
                 stores: stores)
-            let payload = try JSONEncoder().encode([
-                "code": issued.code, "client_name": client.name, "minutes": String(Int((settings.codeTTL / 60).rounded(.up))),
-            ])
-            try await stores.outbox.enqueue(
-                OutboxMessage(
-                    kind: "otp", channel: identifier.channel, recipient: identifier.value,
-                    locale: (user?.profile.locale ?? meta.acceptLanguage).map { String($0.prefix(64)) },
-                    sealedPayload: try services.secret.seal(payload), createdAt: services.clock.now()))
+            try await Self.enqueueCode(
+                issued.code, to: identifier, client: client, locale: user?.profile.locale ?? meta.acceptLanguage, services: services,
+                stores: stores)
             try await services.recordCodeSent(
                 purpose: "login", identifier: identifier.value, channel: identifier.channel, userID: user?.id, clientID: client.id,
                 meta: meta, stores: stores)

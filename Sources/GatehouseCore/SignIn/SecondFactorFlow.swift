@@ -172,14 +172,9 @@ extension SecondFactorFlow {
         try await services.persistence.transaction { stores in
             let issued = try await OneTimeCodes(services: services).issue(
                 purpose: .secondFactor, identifier: address, client: client, userID: userID, linkTTL: nil, data: nil, stores: stores)
-            let payload = try JSONEncoder().encode([
-                "code": issued.code, "client_name": client.name, "minutes": String(Int((settings.codeTTL / 60).rounded(.up))),
-            ])
-            try await stores.outbox.enqueue(
-                OutboxMessage(
-                    kind: "otp", channel: identifier.channel, recipient: address,
-                    locale: (user.profile.locale ?? meta.acceptLanguage).map { String($0.prefix(64)) },
-                    sealedPayload: try services.secret.seal(payload), createdAt: services.clock.now()))
+            try await OTPFlow.enqueueCode(
+                issued.code, to: identifier, client: client, locale: user.profile.locale ?? meta.acceptLanguage, services: services,
+                stores: stores)
             try await services.recordCodeSent(
                 purpose: "second_factor", identifier: address, channel: identifier.channel, userID: userID, clientID: client.id,
                 meta: meta, stores: stores)
