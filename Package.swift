@@ -53,6 +53,8 @@ let package = Package(
             dependencies: [
                 "GatehouseAPI", "Argon2",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA keys for RS256 (OIDC Core §15.1); jwt-kit depends on it already.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

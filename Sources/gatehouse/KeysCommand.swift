@@ -32,7 +32,7 @@ struct KeysCommand: AsyncParsableCommand {
                 let iso = ISO8601DateFormatter()
                 for key in try await admin.list() {
                     let state = key.retiredAt == nil ? "current" : "retired, verifies until \(key.publishUntil.map(iso.string) ?? "-")"
-                    print("\(key.kid)  created \(iso.string(from: key.createdAt))  \(state)")
+                    print("\(key.kid)  \(key.algorithm)  created \(iso.string(from: key.createdAt))  \(state)")
                 }
             }
         }
@@ -40,13 +40,15 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a new signing key and make it current; old keys stay in the JWKS until their tokens have expired.")
+            abstract:
+                "Add a new signing key of each algorithm (RS256, ES256) and make it current; old keys stay in the JWKS until their tokens have expired."
+        )
 
         @OptionGroup var store: StoreOptions
 
         func run() async throws {
             try await KeysCommand.withKeys(store) { admin in
-                print("New signing key \(try await admin.rotate()) is current.")
+                for kid in try await admin.rotate() { print("New signing key \(kid) is current.") }
             }
         }
     }

@@ -48,7 +48,7 @@ struct AdminAPITests {
             let reader = try await adminToken(server, client, id: "reader", scopes: [AdminScope.read])
             let clientsOnly = try await adminToken(server, client, id: "clients-op", scopes: [AdminScope.clients])
             let auditor = try await adminToken(server, client, id: "auditor", scopes: [AdminScope.audit])
-            let kidBefore = server.server.keys.currentKID
+            let kidBefore = server.server.keys.currentKID(.es256)
             let body: [String: any Sendable] = ["name": "x"]
 
             for route in Self.routes {
@@ -76,7 +76,7 @@ struct AdminAPITests {
             // No refusal changed anything: the user still signs in, the session lives, the key stands.
             #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status == .ok)
             _ = try await logIn(client, email: user.email, password: user.password)
-            #expect(server.server.keys.currentKID == kidBefore)
+            #expect(server.server.keys.currentKID(.es256) == kidBefore)
             #expect(try await server.services.clients.resolve(TestServer.openClient).id == TestServer.openClient)
             // The area's own scope does write in its area.
             let created = try await client.json(
@@ -328,15 +328,21 @@ struct AdminAPITests {
             #expect(try await client.json(.get, "/admin/v1/clients/web", bearer: admin).status == .notFound)
 
             let before = try await client.json(.get, "/admin/v1/keys", bearer: admin)
+            // The ES256 key: it signed the admin's own token.
             let oldKid = try #require(
-                (before.object["keys"] as? [[String: Any]])?.first { $0["current"] as? Bool == true }?["kid"] as? String)
+                (before.object["keys"] as? [[String: Any]])?.first {
+                    $0["current"] as? Bool == true && $0["algorithm"] as? String == "ES256"
+                }?[
+                    "kid"] as? String)
             server.clock.advance(by: 1)  // events of one millisecond are ordered by id, not by time
             let rotated = try await client.json(.post, "/admin/v1/keys/rotate", bearer: admin)
-            let newKid = try #require(rotated.string("kid"))
-            #expect(newKid != oldKid && server.server.keys.currentKID == newKid)
+            let newKids = Set(rotated.object["kids"] as? [String] ?? [])
+            #expect(
+                !newKids.contains(oldKid)
+                    && newKids == Set([server.server.keys.currentKID(.es256), server.server.keys.currentKID(.rs256)].compactMap { $0 }))
             let jwks = try await client.json(.get, "/.well-known/jwks.json")
             let kids = (jwks.object["keys"] as? [[String: Any]])?.compactMap { $0["kid"] as? String } ?? []
-            #expect(kids.contains(newKid) && kids.contains(oldKid))
+            #expect(newKids.isSubset(of: kids) && kids.contains(oldKid) && kids.count == 4)
             #expect(try await client.json(.post, "/admin/v1/keys/nope/revoke", bearer: admin).status == .notFound)
             server.clock.advance(by: 1)  // events of one millisecond are ordered by id, not by time
             #expect(try await client.json(.post, "/admin/v1/keys/\(oldKid)/revoke", bearer: admin).status == .ok)

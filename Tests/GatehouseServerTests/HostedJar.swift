@@ -106,6 +106,15 @@ func pkcePair() -> (verifier: String, challenge: String) {
 
 /// The hosted sign-in tests' server, clients and steps.
 enum Hosted {
+    /// A compact JWS's first two segments (and the dot before the signature) from literal JSON.
+    static func jwt(header: String, claims: String) -> String {
+        func segment(_ json: String) -> String {
+            Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        return segment(header) + "." + segment(claims) + "."
+    }
+
     static let spa = "https://app.example.com/cb"
     static let partnerRedirect = "https://partner.example.com/cb"
     static let issuer = "http://127.0.0.1:8080"

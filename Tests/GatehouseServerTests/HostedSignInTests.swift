@@ -13,7 +13,7 @@ import Testing
 @Suite("Hosted sign-in (OpenID Connect authorization endpoint)")
 struct HostedSignInTests {
     @Test(
-        "HS-1: authorization requests that cannot be trusted get a page and never a redirect (unknown client, unregistered or look-alike redirect_uri, none at all, a repeated parameter); the others are answered at the redirect URI with the OAuth error, the state and iss (no PKCE from a public client, plain PKCE, response_type token, no openid scope, an unknown prompt, prompt=none without a session, request objects, an unknown response_mode)"
+        "HS-1: authorization requests that cannot be trusted get a page and never a redirect (unknown client, unregistered or look-alike redirect_uri, none at all, a repeated parameter); the others are answered at the redirect URI with the OAuth error, the state and iss (no PKCE from a public client, plain PKCE, response_type token, no openid scope, an unknown prompt, prompt=none without a session, unreadable or signed request objects, request_uri, a foreign id_token_hint, a malformed claims parameter, an unknown response_mode)"
     )
     func refusals() async throws {
         let (server, _) = try await Hosted.start()
@@ -45,7 +45,15 @@ struct HostedSignInTests {
                 ([("code_challenge", pkce.challenge), ("code_challenge_method", "plain")], nil, "invalid_request"),
                 ([("prompt", "sometimes")], pkce.challenge, "invalid_request"),
                 ([("prompt", "none")], pkce.challenge, "login_required"),
-                ([("request", "eyJ.e30.")], pkce.challenge, "request_not_supported"),
+                ([("request", "eyJ.e30.")], pkce.challenge, "invalid_request_object"),
+                // A signed request object: Gatehouse holds no client keys to verify it with, so it is refused, not read.
+                (
+                    [("request", Hosted.jwt(header: #"{"alg":"RS256"}"#, claims: #"{"state":"other"}"#) + "c2ln")], pkce.challenge,
+                    "invalid_request_object"
+                ),
+                ([("request_uri", "https://app.example/request.jwt")], pkce.challenge, "request_uri_not_supported"),
+                ([("id_token_hint", "not.a.token")], pkce.challenge, "invalid_request"),
+                ([("claims", #"{"userinfo":"name"}"#)], pkce.challenge, "invalid_request"),
                 ([("max_age", "-1")], pkce.challenge, "invalid_request"),
             ] {
                 let answer = try await jar.send(.get, Hosted.request(challenge: challenge, state: state, extra: extra))

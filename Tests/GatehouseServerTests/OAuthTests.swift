@@ -74,9 +74,22 @@ struct OAuthTests {
             #expect(config.string("jwks_uri") == "http://127.0.0.1:8080/.well-known/jwks.json")
             #expect((config.object["code_challenge_methods_supported"] as? [String]) == ["S256"])
             let jwks = try await client.json(.get, "/.well-known/jwks.json")
-            let key = try #require((jwks.object["keys"] as? [[String: Any]])?.first)
-            #expect(key["kty"] as? String == "EC" && key["alg"] as? String == "ES256" && key["kid"] != nil)
-            #expect(key["d"] == nil)
+            // One key per algorithm, RS256 mandatory (OIDC Core §15.1); every key with its own kid, `use`,
+            // and no private member.
+            #expect((config.object["id_token_signing_alg_values_supported"] as? [String])?.contains("RS256") == true)
+            let keys = try #require(jwks.object["keys"] as? [[String: Any]])
+            #expect(Set(keys.compactMap { $0["alg"] as? String }) == ["RS256", "ES256"] && keys.count == 2)
+            #expect(Set(keys.compactMap { $0["kid"] as? String }).count == 2)
+            for key in keys {
+                #expect(key["use"] as? String == "sig")
+                #expect(["d", "p", "q", "dp", "dq", "qi", "k"].allSatisfy { key[$0] == nil }, "\(key)")
+            }
+            let ec = try #require(keys.first { $0["kty"] as? String == "EC" })
+            #expect(ec["alg"] as? String == "ES256" && ec["crv"] as? String == "P-256")
+            let rsa = try #require(keys.first { $0["kty"] as? String == "RSA" })
+            let modulus = try decodeSegment(try #require(rsa["n"] as? String))
+            #expect(rsa["alg"] as? String == "RS256" && modulus.count == 256 && modulus.first != 0)
+            #expect(rsa["e"] as? String == "AQAB")
             #expect(try await client.json(.get, "/health/live").status == .ok)
             #expect(try await client.json(.get, "/health/ready").string("status") == "ready")
             let metrics = try await client.json(.get, "/metrics", bearer: "m")

@@ -34,7 +34,8 @@ struct TokenAttackTests {
             let user = try await signUp(client)
             let real = Self.parts(user.accessToken)
             #expect(try await client.json(.get, "/v1/me", bearer: user.accessToken).status == .ok)
-            let kid = try #require(server.server.keys.currentKID)
+            let kid = try #require(server.server.keys.currentKID(.es256))
+            let rsaKid = try #require(server.server.keys.currentKID(.rs256))
 
             // alg: none, no signature.
             let none = try Self.header(["alg": "none", "typ": "at+jwt", "kid": kid]) + "." + real[1] + "."
@@ -42,7 +43,7 @@ struct TokenAttackTests {
 
             // HS256 keyed with the public key, the classic algorithm-confusion attack.
             let jwks = try #require(try JSONSerialization.jsonObject(with: server.server.keys.jwksDocument()) as? [String: Any])
-            let jwk = try #require((jwks["keys"] as? [[String: String]])?.first)
+            let jwk = try #require((jwks["keys"] as? [[String: String]])?.first { $0["kid"] == kid })
             func decode(_ s: String) -> Data {
                 var b = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
                 while b.count % 4 != 0 { b += "=" }
@@ -62,6 +63,23 @@ struct TokenAttackTests {
                 let signature = try rogue.signature(for: Data(input.utf8)).rawRepresentation
                 try await expectRejected(client, input + "." + Self.b64url(signature), "rogue key, kid \(rogueKid)")
             }
+            // Our two keys confused: the ES256 token relabelled RS256 (its own kid, and the RSA key's),
+            // and a genuine RS256 access token relabelled ES256 under the RSA kid.
+            for relabelled in [["alg": "RS256", "kid": kid], ["alg": "RS256", "kid": rsaKid], ["alg": "ES256", "kid": rsaKid]] {
+                let header = try Self.header(relabelled.merging(["typ": "at+jwt"]) { a, _ in a })
+                try await expectRejected(client, header + "." + real[1] + "." + real[2], "relabelled \(relabelled)")
+            }
+            let rsaSigned = try server.services.tokens.sign(
+                try JSONDecoder().decode(AccessTokenClaims.self, from: decodeSegment(real[1])), typ: "at+jwt", algorithm: .rs256)
+            #expect(try await client.json(.get, "/v1/me", bearer: rsaSigned).status == .ok)
+            let rsaParts = Self.parts(rsaSigned)
+            try await expectRejected(
+                client, try Self.header(["alg": "ES256", "typ": "at+jwt", "kid": rsaKid]) + "." + rsaParts[1] + "." + rsaParts[2],
+                "RS256 token relabelled ES256")
+            try await expectRejected(
+                client, try Self.header(["alg": "RS256", "typ": "at+jwt", "kid": kid]) + "." + rsaParts[1] + "." + rsaParts[2],
+                "RS256 token under the ES256 kid")
+
             // No kid at all.
             try await expectRejected(
                 client, try Self.header(["alg": "ES256", "typ": "at+jwt"]) + "." + real[1] + "." + real[2], "no kid")
@@ -117,28 +135,30 @@ struct TokenAttackTests {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
             let user = try await signUp(client)
-            let leaked = try #require(server.server.keys.currentKID)
+            let leaked = try #require(server.server.keys.currentKID(.es256))
+            let rsa = try #require(server.server.keys.currentKID(.rs256))
             let admin = KeyAdmin(keys: server.server.keys, persistence: server.persistence, clock: server.clock)
             #expect(try await admin.revoke(kid: leaked))
-            #expect(server.server.keys.currentKID != leaked)
+            // Only the revoked key's algorithm got a new key.
+            #expect(server.server.keys.currentKID(.es256) != leaked && server.server.keys.currentKID(.rs256) == rsa)
             // The token it signed is refused (the verified-token cache included), and it left the JWKS.
             let refused = try await client.json(.get, "/v1/me", bearer: user.accessToken)
             #expect(refused.status == .unauthorized)
             let jwks = try await client.json(.get, "/.well-known/jwks.json")
             let kids = ((jwks.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String }
-            #expect(!kids.contains(leaked) && kids.count == 1)
+            #expect(!kids.contains(leaked) && kids.count == 2 && kids.contains(rsa))
             // The refresh token still works and brings a token signed by the new key.
             let refreshed = try await refresh(client, user.refreshToken)
             #expect(refreshed.status == .ok)
             let renewed = try #require(refreshed.string("access_token"))
             #expect(try await client.json(.get, "/v1/me", bearer: renewed).status == .ok)
             // A retired key can be revoked too; an unknown or already revoked one is an error.
-            let current = try #require(server.server.keys.currentKID)
-            _ = try await server.server.keys.rotate(publishOldFor: 3600)
+            let current = try #require(server.server.keys.currentKID(.es256))
+            _ = try await server.server.keys.rotate(publishOldFor: 3600, algorithms: [.es256])
             #expect(try await admin.revoke(kid: current) == false)
             await #expect(throws: SigningKeysError.self) { try await admin.revoke(kid: leaked) }
-            let newest = try #require(server.server.keys.currentKID)
-            #expect(try await admin.list().map(\.kid) == [newest])
+            let newest = try #require(server.server.keys.currentKID(.es256))
+            #expect(Set(try await admin.list().map(\.kid)) == [newest, rsa])
         }
     }
 
@@ -147,12 +167,13 @@ struct TokenAttackTests {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.withRouter { client in
             let before = try await signUp(client)
-            let oldKid = try #require(server.server.keys.currentKID)
-            let newKid = try await server.server.keys.rotate(publishOldFor: 24 * 3600)
-            #expect(newKid != oldKid)
+            let oldKids = Set(SigningAlgorithm.allCases.compactMap { server.server.keys.currentKID($0) })
+            let newKids = try await server.server.keys.rotate(publishOldFor: 24 * 3600)
+            let newKid = try #require(server.server.keys.currentKID(.es256))
+            #expect(oldKids.count == 2 && oldKids.isDisjoint(with: newKids) && newKids.contains(newKid))
             let jwks = try await client.json(.get, "/.well-known/jwks.json")
             let kids = Set(((jwks.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String })
-            #expect(kids == [oldKid, newKid])
+            #expect(kids == oldKids.union(newKids))
             #expect(try await client.json(.get, "/v1/me", bearer: before.accessToken).status == .ok)
             let after = try await logIn(client, email: before.email, password: before.password)
             let header = try decodeSegment(Self.parts(after.accessToken)[0])
@@ -162,7 +183,7 @@ struct TokenAttackTests {
             server.clock.advance(by: 24 * 3600 + 1)
             try await server.server.keys.load()
             let later = try await client.json(.get, "/.well-known/jwks.json")
-            #expect(((later.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String } == [newKid])
+            #expect(Set(((later.object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["kid"] as? String }) == Set(newKids))
         }
     }
 }

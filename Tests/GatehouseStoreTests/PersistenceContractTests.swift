@@ -274,13 +274,16 @@ struct PersistenceContractTests {
         try await Self.withPersistence(database) { db in
             let old = SigningKeyRecord(kid: "old", algorithm: "ES256", publicJWK: "{}", sealedPrivateKey: "s1", createdAt: Self.t0)
             let new = SigningKeyRecord(kid: "new", algorithm: "ES256", publicJWK: "{}", sealedPrivateKey: "s2", createdAt: Self.t0 + 10)
+            // A key of another algorithm is not retired by a rotation of ES256.
+            let rsa = SigningKeyRecord(kid: "rsa", algorithm: "RS256", publicJWK: "{}", sealedPrivateKey: "s3", createdAt: Self.t0 + 5)
             try await db.transaction { stores in
                 try await stores.signingKeys.insert(old)
+                try await stores.signingKeys.insert(rsa)
                 try await stores.signingKeys.insert(new)
-                try await stores.signingKeys.retireAll(except: "new", at: Self.t0 + 10, publishUntil: Self.t0 + 100)
+                try await stores.signingKeys.retire(algorithm: "ES256", except: "new", at: Self.t0 + 10, publishUntil: Self.t0 + 100)
             }
-            #expect(try await db.read { try await $0.signingKeys.listPublished(now: Self.t0 + 50) }.map(\.kid) == ["new", "old"])
-            #expect(try await db.read { try await $0.signingKeys.listPublished(now: Self.t0 + 101) }.map(\.kid) == ["new"])
+            #expect(try await db.read { try await $0.signingKeys.listPublished(now: Self.t0 + 50) }.map(\.kid) == ["new", "rsa", "old"])
+            #expect(try await db.read { try await $0.signingKeys.listPublished(now: Self.t0 + 101) }.map(\.kid) == ["new", "rsa"])
         }
     }
 }

@@ -5,7 +5,7 @@ HTML pages. One Chromium session (its cookies are the Gatehouse browser session)
 
   discovery                the OpenID Provider metadata, validated by Authlib
   public-signin            public client: sign-in page, code (exact state, RFC 9207 iss), token
-                           exchange, ID token (ES256, iss, aud, nonce, exp, at_hash, auth_time),
+                           exchange, ID token (RS256, iss, aud, nonce, exp, at_hash, auth_time),
                            userinfo, one refresh (the rotated refresh token is kept for rp-logout)
   sso-confidential         confidential client (client_secret_basic): no sign-in page, required-fields
                            page (name), consent page; auth_time as in public-signin; userinfo name
@@ -345,13 +345,11 @@ class Flow:
         response = requests.get(self.issuer + "/.well-known/openid-configuration", timeout=TIMEOUT)
         check(response.status_code == 200, f"discovery answered {response.status_code}")
         meta = OpenIDProviderMetadata(response.json())
-        # Authlib's validators for OpenID Provider metadata, all but one: OpenID Connect Discovery
-        # wants RS256 among the ID token algorithms, and Gatehouse signs with ES256 only (which an RP
-        # may use; Authlib's client never calls validate() itself).
+        # Authlib's validators for OpenID Provider metadata, every one (Authlib's client never calls
+        # validate() itself); OpenID Connect Discovery's includes RS256 among the ID token algorithms.
         try:
             for key in OpenIDProviderMetadata.REGISTRY_KEYS:
-                if key != "id_token_signing_alg_values_supported":
-                    getattr(meta, "validate_" + key)()
+                getattr(meta, "validate_" + key)()
             rp_initiated = rpinitiated.OpenIDProviderMetadata(meta)
             for key in rpinitiated.OpenIDProviderMetadata.REGISTRY_KEYS:
                 getattr(rp_initiated, "validate_" + key)()
@@ -363,7 +361,7 @@ class Flow:
         check(meta.get("authorization_response_iss_parameter_supported") is True,
               "discovery does not announce authorization_response_iss_parameter_supported")
         check("S256" in (meta.get("code_challenge_methods_supported") or []), "discovery does not list S256")
-        check("ES256" in (meta.get("id_token_signing_alg_values_supported") or []), "discovery does not list ES256 for ID tokens")
+        check("RS256" in (meta.get("id_token_signing_alg_values_supported") or []), "discovery does not list RS256 for ID tokens")
         check("code" in (meta.get("response_types_supported") or []), "discovery does not list response type code")
         self.meta = meta
         self.fetch_jwks()
@@ -379,13 +377,14 @@ class Flow:
         nonce, exp, iat, auth_time and at_hash (which must be there and match the access token)."""
         check("id_token" in token, "the token response has no id_token")
         check("access_token" in token, "the token response has no access_token")
-        registry = JWSRegistry(algorithms=["ES256"], strict_check_header=False)
+        # RS256 only: the default of every client, and what an RP that knows nothing else accepts.
+        registry = JWSRegistry(algorithms=["RS256"], strict_check_header=False)
         try:
             decoded = jwt.decode(token["id_token"], KeySet.import_key_set(self.jwks), registry=registry)
         except Exception:  # perhaps a key published since: fetch the set again, once (as Authlib does)
             self.fetch_jwks()
             decoded = jwt.decode(token["id_token"], KeySet.import_key_set(self.jwks), registry=registry)
-        check(decoded.header.get("alg") == "ES256", f"the ID token is signed with {decoded.header.get('alg')!r}")
+        check(decoded.header.get("alg") == "RS256", f"the ID token is signed with {decoded.header.get('alg')!r}")
         options = {
             "iss": {"essential": True, "value": self.issuer},
             "sub": {"essential": True},

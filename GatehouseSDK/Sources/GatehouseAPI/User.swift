@@ -12,10 +12,26 @@ public struct Profile: Codable, Hashable, Sendable {
     /// A BCP 47 language tag.
     public var locale: String?
     public var metadata: [String: JSONValue]?
+    public var middleName: String?
+    public var nickname: String?
+    /// The name the user likes to be called by; not unique and not an identifier.
+    public var preferredUsername: String?
+    /// An https URL of the user's profile page (OpenID Connect's `profile` claim).
+    public var profileURL: String?
+    /// An https URL of the user's web page or blog.
+    public var website: String?
+    /// `female`, `male`, or another value the user chose.
+    public var gender: String?
+    /// An IANA time zone, such as `Europe/Oslo`.
+    public var zoneinfo: String?
+    /// The user's postal address (OpenID Connect Core §5.1.1).
+    public var address: PostalAddress?
 
     public init(
         name: String? = nil, givenName: String? = nil, familyName: String? = nil, birthdate: String? = nil,
-        picture: String? = nil, locale: String? = nil, metadata: [String: JSONValue]? = nil
+        picture: String? = nil, locale: String? = nil, metadata: [String: JSONValue]? = nil, middleName: String? = nil,
+        nickname: String? = nil, preferredUsername: String? = nil, profileURL: String? = nil, website: String? = nil,
+        gender: String? = nil, zoneinfo: String? = nil, address: PostalAddress? = nil
     ) {
         self.name = name
         self.givenName = givenName
@@ -24,12 +40,56 @@ public struct Profile: Codable, Hashable, Sendable {
         self.picture = picture
         self.locale = locale
         self.metadata = metadata
+        self.middleName = middleName
+        self.nickname = nickname
+        self.preferredUsername = preferredUsername
+        self.profileURL = profileURL
+        self.website = website
+        self.gender = gender
+        self.zoneinfo = zoneinfo
+        self.address = address
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, birthdate, picture, locale, metadata
+        case name, birthdate, picture, locale, metadata, nickname, website, gender, zoneinfo, address
         case givenName = "given_name"
         case familyName = "family_name"
+        case middleName = "middle_name"
+        case preferredUsername = "preferred_username"
+        case profileURL = "profile"
+    }
+}
+
+/// A postal address as OpenID Connect's `address` claim carries it (Core §5.1.1).
+public struct PostalAddress: Codable, Hashable, Sendable {
+    /// The whole address as it is printed on a letter, lines separated by newlines.
+    public var formatted: String?
+    /// Street, house number, apartment; lines separated by newlines.
+    public var streetAddress: String?
+    /// City or locality.
+    public var locality: String?
+    /// State, province, prefecture or region.
+    public var region: String?
+    public var postalCode: String?
+    /// The country, by name or ISO 3166-1 code.
+    public var country: String?
+
+    public init(
+        formatted: String? = nil, streetAddress: String? = nil, locality: String? = nil, region: String? = nil, postalCode: String? = nil,
+        country: String? = nil
+    ) {
+        self.formatted = formatted
+        self.streetAddress = streetAddress
+        self.locality = locality
+        self.region = region
+        self.postalCode = postalCode
+        self.country = country
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case formatted, locality, region, country
+        case streetAddress = "street_address"
+        case postalCode = "postal_code"
     }
 }
 

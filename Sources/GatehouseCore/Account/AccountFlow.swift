@@ -121,5 +121,13 @@ extension Profile {
         if let v = update.picture { picture = v }
         if let v = update.locale { locale = v }
         if let v = update.metadata { metadata = v }
+        if let v = update.middleName { middleName = v }
+        if let v = update.nickname { nickname = v }
+        if let v = update.preferredUsername { preferredUsername = v }
+        if let v = update.profileURL { profileURL = v }
+        if let v = update.website { website = v }
+        if let v = update.gender { gender = v }
+        if let v = update.zoneinfo { zoneinfo = v }
+        if let v = update.address { address = v }
     }
 }

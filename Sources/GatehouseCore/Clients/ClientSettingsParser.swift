@@ -8,6 +8,7 @@ public enum ClientSettingsParser {
         "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "mfa", "allowed_origins", "audiences",
         "metadata_schema", "social_providers",
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
+        "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -131,6 +132,20 @@ public enum ClientSettingsParser {
                     throw bad(key, "a colour like #2754c5")
                 }
                 s.brandColor = value.lowercased()
+            }
+        case "id_token_signed_response_alg", "access_token_signed_response_alg":
+            guard let algorithm = SigningAlgorithm(name: value) else { throw bad(key, "RS256 or ES256") }
+            if key == "id_token_signed_response_alg" {
+                s.idTokenSigningAlgorithm = algorithm
+            } else {
+                s.accessTokenSigningAlgorithm = algorithm
+            }
+        case "userinfo_signed_response_alg":
+            if value == "none" || value.isEmpty {
+                s.userinfoSigningAlgorithm = nil
+            } else {
+                guard let algorithm = SigningAlgorithm(name: value) else { throw bad(key, "none, RS256 or ES256") }
+                s.userinfoSigningAlgorithm = algorithm
             }
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }

@@ -26,6 +26,10 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
     /// Optional so that flows kept before it existed still decode.
     var asked: AssuranceLevel?
     public var askedLevel: AssuranceLevel { asked ?? .firstFactor }
+    /// Single claims asked for with the `claims` parameter (OIDC Core §5.5).
+    public var claims: RequestedClaims?
+    /// The subject of a verified `id_token_hint`: only that user's browser session may answer.
+    public var hintSubject: String?
 
     /// The `acr` values Gatehouse issues and reads: `0` a browser session stood in, `1` one factor in
     /// this sign-in, `2` a second factor was part of it.
@@ -33,6 +37,9 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
 
     static let knownPrompts: Set<String> = ["none", "login", "consent", "select_account"]
     static let maxLength = 512
+    /// Parameters that carry a token or a JSON document rather than a word: an ID token with profile
+    /// claims is some 1,000 bytes (RS256), so the general cap would refuse Gatehouse's own hints.
+    static let longParameters: [String: Int] = ["id_token_hint": 8192, "claims": 4096, "login_hint": .max]
 
     /// Why a request cannot be answered at its redirect URI: the client or the URI is unknown, so
     /// nothing proves the URI is the client's (RFC 6749 §4.1.2.1: tell the user, never redirect).
@@ -40,16 +47,33 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
         public var detail: String
     }
 
-    /// An error the client hears at its (verified) redirect URI.
+    /// An error the client hears at its (verified) redirect URI, in the response mode and with the
+    /// state the request asked for (also when they came in a request object).
     public struct Refused: Error, Sendable {
         public var error: String
         public var description: String
+        public var redirectURI: String
+        public var mode: ResponseMode
+        public var state: String?
     }
 
     /// The client and its exact redirect URI first (a failure there is ``Untrusted``), then the rest
     /// (a failure is ``Refused``, sent back to the client).
     /// A parameter given twice never gets here: the form decoder refuses it (a 400 page).
-    static func parse(_ p: [String: String], clients: ClientResolver) async throws -> (AuthorizationRequest, ClientRecord) {
+    /// `hint`: the subject of an `id_token_hint` this server signed, nil for anything else.
+    static func parse(
+        _ query: [String: String], clients: ClientResolver, hint: (String) async -> String?
+    ) async throws -> (AuthorizationRequest, ClientRecord) {
+        // The request object first: its redirect_uri, response_mode and state are the ones that count.
+        var p = query
+        var objectError: RequestObject.Invalid?
+        if let object = query["request"] {
+            do {
+                p = try RequestObject.merge(object, into: query)
+            } catch let invalid as RequestObject.Invalid {
+                objectError = invalid
+            }
+        }
         guard let clientID = p["client_id"], !clientID.isEmpty else {
             throw Untrusted(detail: "client_id is missing.")
         }
@@ -63,19 +87,18 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
         guard let redirectURI = p["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
             throw Untrusted(detail: "redirect_uri is missing or not registered for this client.")
         }
-        let mode: ResponseMode
-        switch p["response_mode"] {
-        case nil, "query": mode = .query
-        case "form_post": mode = .formPost
-        default:
-            // Answered by query: the mode asked for is the one we cannot speak.
-            throw Refused(error: "invalid_request", description: "response_mode must be query or form_post.")
+        // An unknown mode is answered by query: the mode asked for is the one we cannot speak.
+        let mode: ResponseMode = p["response_mode"] == "form_post" ? .formPost : .query
+        func refuse(_ error: String, _ description: String) -> Refused {
+            Refused(error: error, description: description, redirectURI: redirectURI, mode: mode, state: p["state"])
         }
-        func refuse(_ error: String, _ description: String) -> Refused { Refused(error: error, description: description) }
-        if let long = p.first(where: { $0.value.utf8.count > Self.maxLength && $0.key != "login_hint" }) {
+        if let objectError { throw refuse(objectError.error, objectError.description) }
+        if let raw = p["response_mode"], raw != "query", raw != "form_post" {
+            throw refuse("invalid_request", "response_mode must be query or form_post.")
+        }
+        if let long = p.first(where: { $0.value.utf8.count > (Self.longParameters[$0.key] ?? Self.maxLength) && $0.key != "request" }) {
             throw refuse("invalid_request", "\(long.key) is too long.")
         }
-        if p["request"] != nil { throw refuse("request_not_supported", "Request objects are not supported.") }
         if p["request_uri"] != nil { throw refuse("request_uri_not_supported", "request_uri is not supported.") }
         guard let responseType = p["response_type"] else { throw refuse("invalid_request", "response_type is required.") }
         guard responseType == "code" else { throw refuse("unsupported_response_type", "Only response_type=code is supported.") }
@@ -96,8 +119,23 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             guard let value = Int(raw), value >= 0 else { throw refuse("invalid_request", "max_age must be a whole number of seconds.") }
             maxAge = value
         }
+        var claims: RequestedClaims?
+        if let raw = p["claims"] {
+            guard let parsed = RequestedClaims.parse(raw) else {
+                throw refuse("invalid_request", "claims must be a JSON object with userinfo and id_token members.")
+            }
+            claims = parsed
+        }
+        var hintSubject: String?
+        if let raw = p["id_token_hint"] {
+            guard let subject = await hint(raw) else {
+                throw refuse("invalid_request", "id_token_hint is not an ID token this server issued.")
+            }
+            hintSubject = subject
+        }
         let known = (p["acr_values"] ?? "").split(separator: " ").compactMap { Int($0) }.filter { (0...2).contains($0) }
-        let askedLevel: AssuranceLevel = known.isEmpty || known.contains(where: { $0 < 2 }) ? .firstFactor : .multiFactor
+        var askedLevel: AssuranceLevel = known.isEmpty || known.contains(where: { $0 < 2 }) ? .firstFactor : .multiFactor
+        if let acr = claims?.acr { askedLevel = max(askedLevel, acr) }
         let requested = p["scope"] ?? ""
         guard requested.split(separator: " ").contains("openid") else {
             throw refuse("invalid_scope", "scope must include openid.")
@@ -108,6 +146,8 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             pkce: pkce, prompt: prompt, maxAge: maxAge, loginHint: p["login_hint"].map { String($0.prefix(254)) },
             uiLocales: p["ui_locales"])
         request.asked = askedLevel == .firstFactor ? nil : askedLevel
+        request.claims = claims.flatMap { $0.isEmpty ? nil : $0 }
+        request.hintSubject = hintSubject
         return (request, client)
     }
 

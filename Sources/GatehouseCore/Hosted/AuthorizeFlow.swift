@@ -81,16 +81,24 @@ public struct AuthorizeFlow: Sendable {
         let request: AuthorizationRequest
         let client: ClientRecord
         do {
-            (request, client) = try await AuthorizationRequest.parse(parameters, clients: services.clients)
+            let tokens = services.tokens
+            (request, client) = try await AuthorizationRequest.parse(parameters, clients: services.clients) {
+                await tokens.verifyIDTokenHint($0)?.sub
+            }
         } catch let refused as AuthorizationRequest.Refused {
-            let mode: AuthorizationRequest.ResponseMode = parameters["response_mode"] == "form_post" ? .formPost : .query
             return .respond(
                 .error(
-                    refused.error, refused.description, redirectURI: parameters["redirect_uri"] ?? "", mode: mode,
-                    state: parameters["state"], issuer: services.tokens.issuer))
+                    refused.error, refused.description, redirectURI: refused.redirectURI, mode: refused.mode, state: refused.state,
+                    issuer: services.tokens.issuer))
         }
         let now = services.clock.now()
-        let usable = browser.flatMap { sessionSuffices($0, for: request, at: now) ? $0 : nil }
+        // A hint names the user the client expects (OIDC Core §3.1.2.1): another user's session does
+        // not answer for them.
+        let usable = browser.flatMap { principal -> BrowserPrincipal? in
+            guard sessionSuffices(principal, for: request, at: now) else { return nil }
+            if let subject = request.hintSubject, subject != principal.user.id.uuidString.lowercased() { return nil }
+            return principal
+        }
         if request.prompt.contains("none") {
             guard let usable else { return refuse(request, "login_required", "The user is not signed in.") }
             var state = State(request: request)
@@ -274,7 +282,8 @@ public struct AuthorizeFlow: Sendable {
             if let browserSessionID = state.browserSessionID {
                 AuthorizationCodes.HostedGrant(
                     scopes: request.scopes, nonce: request.nonce, authTime: state.authTime ?? now,
-                    acr: Self.acr(amr: state.amr ?? [], fresh: state.fresh == true), browserSessionID: browserSessionID)
+                    acr: Self.acr(amr: state.amr ?? [], fresh: state.fresh == true), browserSessionID: browserSessionID,
+                    claims: request.claims)
             } else { nil }
         let authentication = Authentication(userID: userID, amr: state.linkAMR ?? state.amr ?? [], isNew: state.isNew == true)
         let target = SessionTarget.authorizationCode(.init(redirectURI: request.redirectURI, pkce: request.pkce, hosted: hosted))

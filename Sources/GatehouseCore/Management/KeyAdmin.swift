@@ -18,13 +18,13 @@ public struct KeyAdmin: Sendable {
         try await persistence.transaction { try await $0.audit.append(event) }
     }
 
-    /// Adds a key and makes it current. Older keys stay published as long as any token they signed
-    /// can live (the longest access-token lifetime a client may configure).
-    public func rotate(actor: AdminActor = .commandLine) async throws -> String {
+    /// Adds a key for each algorithm and makes it current. Older keys stay published as long as any
+    /// token they signed can live (the longest access-token lifetime a client may configure).
+    public func rotate(actor: AdminActor = .commandLine) async throws -> [String] {
         try await keys.load()
-        let kid = try await keys.rotate(publishOldFor: TimeInterval(CoreSettings(publicURL: "").maxAccessTokenTTL))
-        try await audit("key.rotated", kid: kid, actor: actor)
-        return kid
+        let kids = try await keys.rotate(publishOldFor: TimeInterval(CoreSettings(publicURL: "").maxAccessTokenTTL))
+        try await audit("key.rotated", kid: kids.joined(separator: ", "), actor: actor)
+        return kids
     }
 
     /// Stops `kid` verifying anything, now (every node within its one-minute reload). A current key is

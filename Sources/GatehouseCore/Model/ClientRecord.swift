@@ -96,6 +96,13 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// Branding of the hosted pages: an https (or loopback http) logo, and a `#rrggbb` accent colour.
     public var logoURL: String?
     public var brandColor: String?
+    /// How this client's ID tokens are signed (OIDC Dynamic Registration §2 `id_token_signed_response_alg`,
+    /// whose default is RS256).
+    public var idTokenSigningAlgorithm: SigningAlgorithm = .rs256
+    /// How this client's access tokens are signed: ES256 unless its resource servers only know RS256.
+    public var accessTokenSigningAlgorithm: SigningAlgorithm = .es256
+    /// Whether userinfo answers this client with a signed JWT (`application/jwt`) rather than plain JSON.
+    public var userinfoSigningAlgorithm: SigningAlgorithm?
 
     public init() {}
 
@@ -123,6 +130,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case postLogoutRedirectURIs = "post_logout_redirect_uris"
         case logoURL = "logo_url"
         case brandColor = "brand_color"
+        case idTokenSigningAlgorithm = "id_token_signed_response_alg"
+        case accessTokenSigningAlgorithm = "access_token_signed_response_alg"
+        case userinfoSigningAlgorithm = "userinfo_signed_response_alg"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -152,6 +162,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         postLogoutRedirectURIs = try c.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []
         logoURL = try c.decodeIfPresent(String.self, forKey: .logoURL)
         brandColor = try c.decodeIfPresent(String.self, forKey: .brandColor)
+        idTokenSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .idTokenSigningAlgorithm) ?? .rs256
+        accessTokenSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .accessTokenSigningAlgorithm) ?? .es256
+        userinfoSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .userinfoSigningAlgorithm)
     }
 
     private struct DefaultValues {

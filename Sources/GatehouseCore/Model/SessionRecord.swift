@@ -23,12 +23,17 @@ public struct SessionRecord: Sendable, Hashable {
     /// When the user last actively authenticated, when that was before the session began (single
     /// sign-on); `createdAt` otherwise. The ID token's `auth_time`.
     public var authTime: Date?
+    /// Single claims the authorization request asked for (`claims` parameter): userinfo and every ID
+    /// token of the session release them besides the scopes' claims.
+    public var requestedClaims: RequestedClaims?
 
     public init(
         id: UUID = UUID(), userID: UUID, clientID: String, amr: [String], scopes: [String], userAgent: String?,
         ipAddress: String?, createdAt: Date, lastUsedAt: Date? = nil, expiresAt: Date, revokedAt: Date? = nil,
-        revokeReason: String? = nil, credentialID: String? = nil, browserSessionID: UUID? = nil, authTime: Date? = nil
+        revokeReason: String? = nil, credentialID: String? = nil, browserSessionID: UUID? = nil, authTime: Date? = nil,
+        requestedClaims: RequestedClaims? = nil
     ) {
+        self.requestedClaims = requestedClaims
         self.id = id
         self.userID = userID
         self.clientID = clientID

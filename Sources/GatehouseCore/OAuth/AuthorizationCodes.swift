@@ -35,13 +35,18 @@ public struct AuthorizationCodes: Sendable {
         public var authTime: Date
         public var acr: String
         public var browserSessionID: UUID
+        /// Single claims the request asked for (`claims` parameter).
+        public var claims: RequestedClaims?
 
-        public init(scopes: [String], nonce: String?, authTime: Date, acr: String, browserSessionID: UUID) {
+        public init(
+            scopes: [String], nonce: String?, authTime: Date, acr: String, browserSessionID: UUID, claims: RequestedClaims? = nil
+        ) {
             self.scopes = scopes
             self.nonce = nonce
             self.authTime = authTime
             self.acr = acr
             self.browserSessionID = browserSessionID
+            self.claims = claims
         }
     }
 
@@ -101,7 +106,7 @@ public struct AuthorizationCodes: Sendable {
         let target = SessionTarget.app(
             .init(
                 scopes: scopes, nonce: grant.hosted?.nonce, sessionID: Self.sessionID(of: code),
-                browserSessionID: grant.hosted?.browserSessionID))
+                browserSessionID: grant.hosted?.browserSessionID, claims: grant.hosted?.claims))
         let (start, user) = try await services.persistence.transaction { stores -> (SessionStart, UserRecord) in
             guard let user = try await stores.users.find(id: userID), user.state == .active else {
                 throw GatehouseError.invalidGrant("The account is not available.")

@@ -87,7 +87,7 @@ public struct OAuthFlows: Sendable {
         let ttl = services.issuer.accessTTL(client)
         let access = try await services.tokens.issue(
             subject: client.id, sessionID: "", clientID: client.id, scope: scopes.joined(separator: " "), amr: [],
-            ttl: ttl, resources: resources)
+            ttl: ttl, resources: resources, algorithm: client.settings.accessTokenSigningAlgorithm)
         return TokenResponse(accessToken: access, expiresIn: ttl, refreshToken: nil, scope: scopes.joined(separator: " "))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseAPI
 
-/// Checks profile fields: lengths, a real past `birthdate`, a BCP 47 `locale`, an https `picture`.
+/// Checks profile fields: lengths, a real past `birthdate`, a BCP 47 `locale`, https `picture`,
+/// `profile` and `website`, an IANA `zoneinfo`.
 public struct ProfileValidator: Sendable {
     public static let maxNameLength = 200
     public static let maxMetadataBytes = 16 * 1024
@@ -21,7 +22,13 @@ public struct ProfileValidator: Sendable {
     }
 
     public func validate(_ profile: Profile, now: Date, into result: inout ValidationResult) {
-        for (field, value) in [("name", profile.name), ("given_name", profile.givenName), ("family_name", profile.familyName)] {
+        let texts = [
+            ("name", profile.name), ("given_name", profile.givenName), ("family_name", profile.familyName),
+            ("middle_name", profile.middleName), ("nickname", profile.nickname), ("preferred_username", profile.preferredUsername),
+            ("gender", profile.gender), ("address.locality", profile.address?.locality), ("address.region", profile.address?.region),
+            ("address.postal_code", profile.address?.postalCode), ("address.country", profile.address?.country),
+        ]
+        for (field, value) in texts {
             guard let value else { continue }
             if value.count > Self.maxNameLength {
                 result.invalidate(field: "profile.\(field)", code: .tooLong, message: "Use at most \(Self.maxNameLength) characters.")
@@ -36,8 +43,25 @@ public struct ProfileValidator: Sendable {
         if let locale = profile.locale, !Self.isLanguageTag(locale) {
             result.invalidate(field: "profile.locale", code: .invalidFormat, message: "Use a BCP 47 language tag such as en-GB.")
         }
-        if let picture = profile.picture, !Self.isHTTPSURL(picture) {
-            result.invalidate(field: "profile.picture", code: .invalidFormat, message: "Use an https URL.")
+        for (field, value) in [("picture", profile.picture), ("profile", profile.profileURL), ("website", profile.website)] {
+            if let value, !Self.isHTTPSURL(value) {
+                result.invalidate(field: "profile.\(field)", code: .invalidFormat, message: "Use an https URL.")
+            }
+        }
+        if let zone = profile.zoneinfo, zone.count > 64 || TimeZone(identifier: zone) == nil || !zone.contains("/") && zone != "UTC" {
+            result.invalidate(field: "profile.zoneinfo", code: .invalidFormat, message: "Use an IANA time zone such as Europe/Oslo.")
+        }
+        // The multi-line members: newlines allowed, other control characters not.
+        for (field, value) in [
+            ("address.formatted", profile.address?.formatted), ("address.street_address", profile.address?.streetAddress),
+        ] {
+            guard let value else { continue }
+            if value.count > 1000 {
+                result.invalidate(field: "profile.\(field)", code: .tooLong, message: "Use at most 1000 characters.")
+            } else if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
+                result.invalidate(
+                    field: "profile.\(field)", code: .invalidFormat, message: "Control characters other than line breaks are not allowed.")
+            }
         }
         if let metadata = profile.metadata,
             let data = try? JSONEncoder().encode(metadata), data.count > Self.maxMetadataBytes

@@ -30,13 +30,15 @@ public struct SessionIssuer: Sendable {
     /// end it (RFC 6749 §4.1.2); `browserSessionID` and `authTime` for a hosted sign-in.
     func start(
         userID: UUID, client: ClientRecord, amr: [String], scopes: [String], meta: RequestMeta, stores: any Stores,
-        credentialID: String? = nil, id: UUID = UUID(), browserSessionID: UUID? = nil, authTime: Date? = nil
+        credentialID: String? = nil, id: UUID = UUID(), browserSessionID: UUID? = nil, authTime: Date? = nil,
+        claims: RequestedClaims? = nil
     ) async throws -> Started {
         let now = clock.now()
-        let session = SessionRecord(
+        var session = SessionRecord(
             id: id, userID: userID, clientID: client.id, amr: amr, scopes: scopes, userAgent: meta.userAgent,
             ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime),
             credentialID: credentialID, browserSessionID: browserSessionID, authTime: authTime)
+        session.requestedClaims = claims
         try await stores.sessions.insert(session)
         let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
         try await stores.refreshTokens.insert(
@@ -84,13 +86,15 @@ public struct SessionIssuer: Sendable {
         let access = try await tokens.issue(
             subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
             clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences,
-            authTime: session.authTime ?? session.createdAt, extraClaims: claims)
+            authTime: session.authTime ?? session.createdAt, extraClaims: claims, algorithm: client.settings.accessTokenSigningAlgorithm)
         var idToken: String?
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(
                 subject: session.userID.uuidString.lowercased(), clientID: client.id,
                 sessionID: session.id.uuidString.lowercased(), authTime: session.authTime ?? session.createdAt, nonce: nonce,
-                amr: session.amr, acr: acr, accessToken: access, user: UserClaims(user: user, scopes: session.scopes), ttl: ttl)
+                amr: session.amr, acr: acr, accessToken: access,
+                user: UserClaims(user: user, scopes: session.scopes, requested: session.requestedClaims?.idToken ?? []), ttl: ttl,
+                algorithm: client.settings.idTokenSigningAlgorithm)
         }
         var shown: User?
         if let user { shown = try await annotated(user, client: client) }

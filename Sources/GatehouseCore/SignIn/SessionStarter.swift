@@ -47,7 +47,7 @@ public struct SessionStarter: Sendable {
                     try await issuer.start(
                         userID: authentication.userID, client: client, amr: authentication.amr, scopes: app.scopes, meta: meta,
                         stores: stores, credentialID: authentication.credentialID, id: app.sessionID ?? UUID(),
-                        browserSessionID: app.browserSessionID, authTime: authentication.authTime)))
+                        browserSessionID: app.browserSessionID, authTime: authentication.authTime, claims: app.claims)))
         case .browser(let browser):
             let signedIn = try await browserSessions.signedIn(
                 userID: authentication.userID, amr: authentication.amr, authTime: authentication.authTime, current: browser.current,

@@ -18,12 +18,17 @@ public enum SessionTarget: Sendable, Codable {
         public var sessionID: UUID?
         /// The browser session behind a hosted sign-in, so RP logout ends this session with it.
         public var browserSessionID: UUID?
+        /// Single claims the authorization request asked for, kept with the session.
+        public var claims: RequestedClaims?
 
-        public init(scopes: [String], nonce: String? = nil, sessionID: UUID? = nil, browserSessionID: UUID? = nil) {
+        public init(
+            scopes: [String], nonce: String? = nil, sessionID: UUID? = nil, browserSessionID: UUID? = nil, claims: RequestedClaims? = nil
+        ) {
             self.scopes = scopes
             self.nonce = nonce
             self.sessionID = sessionID
             self.browserSessionID = browserSessionID
+            self.claims = claims
         }
     }
 

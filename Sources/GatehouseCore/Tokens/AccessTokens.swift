@@ -2,7 +2,8 @@ import Foundation
 import GatehouseAPI
 import JWTKit
 
-/// Issues and verifies access tokens (RFC 9068 JWTs, ES256) and OIDC ID tokens.
+/// Issues and verifies access tokens (RFC 9068 JWTs, ES256 unless the client asks for RS256) and OIDC
+/// ID tokens (RS256 unless the client asks for ES256).
 public struct AccessTokens: Sendable {
     public let keys: SigningKeys
     public let issuer: String
@@ -23,7 +24,7 @@ public struct AccessTokens: Sendable {
     /// client's own.
     public func issue(
         subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = [],
-        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:]
+        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:], algorithm: SigningAlgorithm = .es256
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         var claims = AccessTokenClaims(
@@ -35,29 +36,30 @@ public struct AccessTokens: Sendable {
             claims.authTime = Int(authTime.timeIntervalSince1970)
         }
         claims.extra = extraClaims
-        return try sign(claims, typ: "at+jwt")
+        return try sign(claims, typ: "at+jwt", algorithm: algorithm)
     }
 
     public func issueIDToken(
         subject: String, clientID: String, sessionID: String, authTime: Date, nonce: String?, amr: [String],
-        acr: String? = nil, accessToken: String? = nil, user: UserClaims, ttl: Int
+        acr: String? = nil, accessToken: String? = nil, user: UserClaims, ttl: Int, algorithm: SigningAlgorithm = .rs256
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         let claims = IDTokenClaims(
             iss: issuer, sub: subject, aud: clientID, exp: now + ttl, iat: now,
             authTime: Int(authTime.timeIntervalSince1970), nonce: nonce, amr: amr, sid: sessionID, acr: acr,
             atHash: accessToken.map(UserClaims.halfHash), user: user)
-        return try sign(claims, typ: "JWT")
+        return try sign(claims, typ: "JWT", algorithm: algorithm)
     }
 
-    /// A compact JWS (RFC 7515 §7.1) signed by the current key. Assembled here because jwt-kit only
-    /// signs through its key collection's actor; the signature itself is jwt-kit's (raw r‖s for ES256).
-    private func sign(_ claims: some Encodable, typ: String) throws -> String {
-        let (kid, algorithm) = try keys.signer()
-        let header = try Self.encoder.encode(SignedHeader(alg: SigningKeys.algorithm, kid: kid, typ: typ))
+    /// A compact JWS (RFC 7515 §7.1) signed by the current key of `algorithm`. Assembled here because
+    /// jwt-kit only signs through its key collection's actor; the signature itself is jwt-kit's (raw
+    /// r‖s for ES256, PKCS #1 v1.5 for RS256).
+    public func sign(_ claims: some Encodable, typ: String, algorithm: SigningAlgorithm) throws -> String {
+        let (kid, signer) = try keys.signer(algorithm)
+        let header = try Self.encoder.encode(SignedHeader(alg: algorithm.rawValue, kid: kid, typ: typ))
         let payload = try Self.encoder.encode(claims)
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
-        let signature = try algorithm.sign(Array(signingInput.utf8))
+        let signature = try signer.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }
 
@@ -101,12 +103,13 @@ public struct AccessTokens: Sendable {
         guard parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
             let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes))
         else { throw GatehouseError.unauthorized("The access token is malformed.") }
-        // Only our algorithm and our token type: this is what stops `alg: none` and an HS256 token
-        // "signed" with the public key before any key is touched.
-        guard header.alg == SigningKeys.algorithm, header.typ == "at+jwt" else {
+        // Only our algorithms and our token type: this is what stops `alg: none` and an HS256 token
+        // "signed" with the public key before any key is touched; the kid must then be a key of that
+        // algorithm.
+        guard let algorithm = header.alg.flatMap(SigningAlgorithm.init(name:)), header.typ == "at+jwt" else {
             throw GatehouseError.unauthorized("The access token is not valid.")
         }
-        guard let kid = header.kid, let verifier = try await keys.verifier(kid: kid) else {
+        guard let kid = header.kid, let verifier = try await keys.verifier(kid: kid, algorithm: algorithm) else {
             throw GatehouseError.unauthorized("The access token is signed with an unknown key.")
         }
         guard let signature = Base64URL.decode(String(parts[2])), let payload = Base64URL.decode(String(parts[1])),
@@ -122,8 +125,8 @@ public struct AccessTokens: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count <= 8192, parts.count == 3, let headerBytes = Base64URL.decode(String(parts[0])),
             let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)),
-            header.alg == SigningKeys.algorithm, header.typ == "JWT", let kid = header.kid,
-            let verifier = try? await keys.verifier(kid: kid),
+            let algorithm = header.alg.flatMap(SigningAlgorithm.init(name:)), header.typ == "JWT", let kid = header.kid,
+            let verifier = try? await keys.verifier(kid: kid, algorithm: algorithm),
             let signature = Base64URL.decode(String(parts[2])), let payload = Base64URL.decode(String(parts[1])),
             (try? verifier.verify(signature, signs: Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)))) == true,
             let claims = try? JSONDecoder().decode(IDTokenClaims.self, from: Data(payload)), claims.iss == issuer

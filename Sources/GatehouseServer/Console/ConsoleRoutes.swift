@@ -187,10 +187,10 @@ struct ConsoleRoutes: Sendable {
     }
 
     @Sendable func keysPage(_ request: Request, context: AdminContext) async throws -> Response {
-        let current = signingKeys.currentKID
         let rows: [[String: Any]] = try await keys.list().map { key in
             [
-                "kid": key.kid, "algorithm": key.algorithm, "current": key.kid == current, "retired": ConsoleTemplates.time(key.retiredAt),
+                "kid": key.kid, "algorithm": key.algorithm, "current": key.retiredAt == nil,
+                "retired": ConsoleTemplates.time(key.retiredAt),
                 "created": ConsoleTemplates.time(key.createdAt), "until": ConsoleTemplates.time(key.publishUntil),
             ]
         }

@@ -24,9 +24,13 @@ enum Responses {
             status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
     }
 
-    static func raw(_ data: Data, contentType: String, cacheSeconds: Int? = nil) -> Response {
+    static func raw(_ data: Data, contentType: String, cacheSeconds: Int? = nil, noStore: Bool = false) -> Response {
         var headers: HTTPFields = [.contentType: contentType]
         if let cacheSeconds { headers[.cacheControl] = "public, max-age=\(cacheSeconds)" }
+        if noStore {
+            headers[.cacheControl] = "no-store"
+            headers[pragma] = "no-cache"
+        }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
     }
 

@@ -65,10 +65,9 @@ struct AdminServiceRoutes: Sendable {
 
     @Sendable func listKeys(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireRead(AdminScope.keys)
-        let current = signingKeys.currentKID
         let list = try await keys.list().map {
             AdminKey(
-                kid: $0.kid, algorithm: $0.algorithm, current: $0.kid == current, createdAt: $0.createdAt, retiredAt: $0.retiredAt,
+                kid: $0.kid, algorithm: $0.algorithm, current: $0.retiredAt == nil, createdAt: $0.createdAt, retiredAt: $0.retiredAt,
                 publishUntil: $0.publishUntil)
         }
         return try Responses.json(AdminKeyList(keys: list), noStore: true)
@@ -76,7 +75,8 @@ struct AdminServiceRoutes: Sendable {
 
     @Sendable func rotateKey(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireWrite(AdminScope.keys)
-        return try Responses.json(AdminKeyRotated(kid: try await keys.rotate(actor: context.actor)), status: .created, noStore: true)
+        let kids = try await keys.rotate(actor: context.actor)
+        return try Responses.json(AdminKeyRotated(kid: kids[0], kids: kids), status: .created, noStore: true)
     }
 
     @Sendable func revokeKey(_ request: Request, context: AdminContext) async throws -> Response {

@@ -107,7 +107,10 @@ struct AdminKeyList: Encodable {
 }
 
 struct AdminKeyRotated: Encodable {
+    /// The first new key, as before there was one key per algorithm.
     var kid: String
+    /// The new current key of each algorithm.
+    var kids: [String]
 }
 
 struct AdminKeyRevoked: Encodable {

@@ -28,21 +28,24 @@ struct DiscoveryRoutes: Sendable {
             // what a sign-in without one reaches.
             "acr_values_supported": AuthorizationRequest.acrValues,
             "ui_locales_supported": server.templates.languages,
-            "request_parameter_supported": false,
+            // Request objects are read when unsigned (they say what the query would); a signed one
+            // needs client keys Gatehouse does not keep yet, so `none` is the only algorithm listed.
+            "request_parameter_supported": true,
+            "request_object_signing_alg_values_supported": ["none"],
             "request_uri_parameter_supported": false,
-            "claims_parameter_supported": false,
+            "claims_parameter_supported": true,
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": ["ES256"],
+            // RS256 first: OIDC Core §15.1 makes it mandatory, and it is the default of every client.
+            "id_token_signing_alg_values_supported": SigningAlgorithm.allCases.map(\.rawValue),
+            "userinfo_signing_alg_values_supported": SigningAlgorithm.allCases.map(\.rawValue),
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
             "code_challenge_methods_supported": ["S256"],
-            "scopes_supported": ["openid", "profile", "email", "phone", "offline_access"],
-            "claims_supported": [
-                "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "at_hash", "email", "email_verified", "name",
-                "given_name", "family_name", "birthdate", "picture", "locale", "updated_at", "phone_number", "phone_number_verified",
-            ],
+            "scopes_supported": ["openid", "profile", "email", "address", "phone", "offline_access"],
+            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "at_hash"]
+                + UserClaims.supported.sorted(),
         ]
         // Built from literals above, so serialization cannot fail.
         self.discovery = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()

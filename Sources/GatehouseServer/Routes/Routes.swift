@@ -168,11 +168,13 @@ struct Routes {
         oauth.post("revoke", use: oauthRoutes.revoke)
         oauth.post("introspect", use: oauthRoutes.introspect)
 
-        // OIDC userinfo: a user's bearer token, any of its scopes' claims.
+        // OIDC userinfo: a user's bearer token (in the header, or in a form POST's body), any of its
+        // scopes' claims.
         let userInfoGroup = router.group("/userinfo")
             .add(
                 middleware: AuthenticationMiddleware(authenticators: [
-                    BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services))
+                    BearerTokenAuthenticator(bearer: BearerAuthenticator(services: services)),
+                    FormBodyTokenAuthenticator(bearer: BearerAuthenticator(services: services)),
                 ])
             )
             .group(context: AuthenticatedContext.self)

@@ -352,5 +352,8 @@ enum Migrations {
                 )
                 """,
             ]),
+        // The `claims` request parameter (OIDC Core §5.5): the single claims a session's userinfo and ID
+        // tokens release besides its scopes'. Added, never changed: older nodes write NULL.
+        Migration(version: 13, name: "requested claims", statements: ["ALTER TABLE sessions ADD COLUMN claims TEXT"]),
     ]
 }

@@ -8,7 +8,7 @@ struct SQLSessionStore: SessionStore {
 
     static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
-        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time
+        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time, claims
         """
 
     func insert(_ s: SessionRecord) async throws {
@@ -20,7 +20,7 @@ struct SQLSessionStore: SessionStore {
                     \(bind: s.ipAddress), \(bind: Columns.millis(s.createdAt)), \(bind: Columns.millis(s.lastUsedAt)),
                     \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason),
                     \(bind: s.credentialID), \(bind: s.browserSessionID.map(Columns.id)),
-                    \(bind: Columns.millis(s.authTime)))
+                    \(bind: Columns.millis(s.authTime)), \(bind: try s.requestedClaims.map(Columns.json)))
             """
         ).run()
     }
@@ -112,7 +112,8 @@ struct SQLSessionStore: SessionStore {
             expiresAt: try row.date("expires_at"), revokedAt: try row.optionalDate("revoked_at"),
             revokeReason: try row.optionalString("revoke_reason"), credentialID: try row.optionalString("credential_id"),
             browserSessionID: try row.optionalString("browser_session_id").flatMap(UUID.init(uuidString:)),
-            authTime: try row.optionalDate("auth_time"))
+            authTime: try row.optionalDate("auth_time"),
+            requestedClaims: try row.optionalString("claims").map { try Columns.decodeJSON(RequestedClaims.self, $0) })
     }
 }
 

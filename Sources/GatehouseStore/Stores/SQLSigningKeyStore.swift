@@ -32,11 +32,11 @@ struct SQLSigningKeyStore: SigningKeyStore {
         }
     }
 
-    func retireAll(except kid: String, at: Date, publishUntil: Date) async throws {
+    func retire(algorithm: String, except kid: String, at: Date, publishUntil: Date) async throws {
         try await db.raw(
             """
             UPDATE signing_keys SET retired_at = \(bind: Columns.millis(at)), publish_until = \(bind: Columns.millis(publishUntil))
-            WHERE kid <> \(bind: kid) AND retired_at IS NULL
+            WHERE kid <> \(bind: kid) AND algorithm = \(bind: algorithm) AND retired_at IS NULL
             """
         ).run()
     }

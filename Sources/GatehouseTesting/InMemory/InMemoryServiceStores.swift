@@ -19,9 +19,9 @@ struct InMemorySigningKeyStore: SigningKeyStore {
         }
     }
 
-    func retireAll(except kid: String, at: Date, publishUntil: Date) async throws {
+    func retire(algorithm: String, except kid: String, at: Date, publishUntil: Date) async throws {
         box.with { state in
-            for (id, key) in state.signingKeys where id != kid && key.retiredAt == nil {
+            for (id, key) in state.signingKeys where id != kid && key.algorithm == algorithm && key.retiredAt == nil {
                 state.signingKeys[id]!.retiredAt = at
                 state.signingKeys[id]!.publishUntil = publishUntil
             }
