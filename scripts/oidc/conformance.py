@@ -8,7 +8,8 @@ Each module below is named after the suite's module id and asserts that module's
 are reported, not failed. The suite drives the provider with an HTTP client and a browser; so does this
 script: `requests` for the back channel and a cookie-keeping session that reads and submits the hosted
 pages' forms for the front channel. ID tokens are verified as a relying party that knows RS256 and
-nothing else would (PyJWT with algorithms=["RS256"] and the provider's JWKS).
+nothing else would (PyJWT with algorithms=["RS256"] and the provider's JWKS); `--rp-algorithms
+RS256,ES256` relaxes that to what the suite itself accepts.
 
 Modules the suite leaves to a reviewer's screenshot (a second login page, an error page) are decided
 here by what the screenshot would show: the sign-in form was (or was not) served, the error page was
@@ -312,17 +313,20 @@ class Module:
         """PerformStandardIdTokenChecks, with the signature checked as an RS256-only RP does."""
         token = body["id_token"]
         header = jwt.get_unverified_header(token)
-        check(header.get("alg") == "RS256", f"the ID token is signed {header.get('alg')}, not RS256")
+        algorithms = self.ctx.args.rp_algorithms.split(",")
+        alg = header.get("alg")
+        check(alg in algorithms, f"the ID token is signed {alg}, which this relying party does not accept ({algorithms})")
         kid = header.get("kid")
-        candidates = [k for k in self.ctx.jwks["keys"] if (kid is None or k.get("kid") == kid) and k.get("kty") == "RSA"
-                      and k.get("alg", "RS256") == "RS256" and k.get("use", "sig") == "sig"]
+        kty = {"RS256": "RSA", "ES256": "EC"}.get(alg)
+        candidates = [k for k in self.ctx.jwks["keys"] if (kid is None or k.get("kid") == kid) and k.get("kty") == kty
+                      and k.get("alg", alg) == alg and k.get("use", "sig") == "sig"]
         check(len(candidates) == 1, f"{len(candidates)} JWKS keys match the ID token's kid, kty, alg and use")
         key = jwt.PyJWK(candidates[0]).key
         try:
-            claims = jwt.decode(token, key, algorithms=["RS256"], audience=self.client(client)["client_id"], issuer=self.ctx.issuer,
+            claims = jwt.decode(token, key, algorithms=[alg], audience=self.client(client)["client_id"], issuer=self.ctx.issuer,
                                 options={"require": ["iss", "sub", "aud", "exp", "iat"]}, leeway=300)
         except jwt.PyJWTError as error:
-            raise Failure(f"PyJWT (RS256 only) rejects the ID token: {error}")
+            raise Failure(f"PyJWT ({alg}) rejects the ID token: {error}")
         now = time.time()
         check(claims["exp"] < now + 50 * 365 * 86400, "exp is more than 50 years ahead")
         check(now - 300 <= claims["iat"] <= now + 300, "iat is more than 5 minutes away from now")
@@ -832,6 +836,9 @@ def main():
     parser.add_argument("--modules", default="", help="only these module ids (comma-separated)")
     parser.add_argument("--allow-http", action="store_true", help="accept http endpoints on a loopback issuer (tests have no TLS)")
     parser.add_argument("--reuse-wait", type=float, default=30, help="seconds oidcc-codereuse-30seconds waits")
+    parser.add_argument("--rp-algorithms", default="RS256",
+                        help="the ID token algorithms the relying party accepts (default RS256 alone, as many RPs are "
+                             "hard-wired; the suite itself accepts any the JWKS can verify)")
     args = parser.parse_args()
     only = set(filter(None, args.modules.split(",")))
     with tempfile.TemporaryDirectory(prefix="gatehouse-oidcc-") as workdir:

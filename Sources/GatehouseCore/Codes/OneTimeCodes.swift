@@ -77,7 +77,10 @@ public struct OneTimeCodes: Sendable {
     }
 
     /// Consumes a link token of this purpose. Unknown, used or expired: 401 `code_expired`.
-    public func redeem(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> OneTimeCodeRecord {
+    /// `endsSiblings`: whether the other open tokens of the same purpose, identifier and client end
+    /// with it. A mailed link's do (one proof is enough); an authorization code's must not, since each
+    /// is a sign-in of its own (two tabs, two devices signing the same user in to one client).
+    public func redeem(token: String, purpose: OneTimeCodeRecord.Purpose, endsSiblings: Bool = true) async throws -> OneTimeCodeRecord {
         let now = services.clock.now()
         guard token.utf8.count <= 256 else { throw Self.expired }
         let hash = Secrets.sha256Hex(token)
@@ -86,7 +89,9 @@ public struct OneTimeCodes: Sendable {
                 record.consumedAt == nil, record.expiresAt > now,
                 try await stores.codes.consume(id: record.id, at: now)
             else { return .failure(Self.expired) }
-            try await stores.codes.invalidate(purpose: purpose, identifier: record.identifier, clientID: record.clientID, at: now)
+            if endsSiblings {
+                try await stores.codes.invalidate(purpose: purpose, identifier: record.identifier, clientID: record.clientID, at: now)
+            }
             return .success(record)
         }
         return try outcome.get()

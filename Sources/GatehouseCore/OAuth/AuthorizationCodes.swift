@@ -78,7 +78,7 @@ public struct AuthorizationCodes: Sendable {
         try await services.rateLimits.consume(.token, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let record: OneTimeCodeRecord
         do {
-            record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode)
+            record = try await OneTimeCodes(services: services).redeem(token: code, purpose: .authorizationCode, endsSiblings: false)
         } catch is GatehouseError {
             try await endSessionOfReplayedCode(code, client: client)
             throw GatehouseError.invalidGrant("The authorization code is not valid.")
