@@ -132,6 +132,7 @@ let package = Package(
             dependencies: [
                 "GatehouseCore", "GatehouseServer", "GatehouseStore", "Argon2",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
             ]

@@ -25,13 +25,10 @@ public enum IndependentTOTP {
     /// Whether pyotp answers; tests that need it say so visibly when it does not.
     public static func isAvailable() async -> Bool { await interpreter.value != nil }
 
-    /// Waits for the process on a dispatch thread: blocking one of the few threads Swift concurrency
+    /// Waits for the process on a thread of its own: blocking one of the few threads Swift concurrency
     /// runs tests on would stall every test beside it.
     private static func onDispatchThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Result { try work() }) }
-        }
-        return try result.get()
+        try await BlockingWork.run { Result { try work() } }.get()
     }
 
     private static func output(_ executable: String, _ arguments: [String]) throws -> String? {

@@ -166,17 +166,15 @@ public final class SMTPSink {
 
     /// Reads up to the first newline on a background thread, so no concurrency thread blocks.
     private static func readLine(_ handle: FileHandle) async -> String? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var data = Data()
-                while !data.contains(10) {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    data.append(chunk)
-                }
-                let line = data.split(separator: 10, omittingEmptySubsequences: false).first
-                continuation.resume(returning: line.map { String(decoding: $0, as: UTF8.self) })
+        await BlockingWork.run {
+            var data = Data()
+            while !data.contains(10) {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
             }
+            let line = data.split(separator: 10, omittingEmptySubsequences: false).first
+            return line.map { String(decoding: $0, as: UTF8.self) }
         }
     }
 }

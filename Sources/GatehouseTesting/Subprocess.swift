@@ -12,12 +12,9 @@ public enum Subprocess {
         process.standardOutput = pipe
         process.standardError = pipe
         try await launch(process)
-        // Read to EOF on a plain thread: the pipe must be drained or a chatty child blocks.
-        let output = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-            }
-        }
+        // Read to EOF on a thread of its own: the pipe must be drained or a chatty child blocks.
+        let reader = pipe.fileHandleForReading
+        let output = await BlockingWork.run { String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) }
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         return (process.terminationStatus, output)
     }

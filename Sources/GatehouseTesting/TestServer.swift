@@ -1,4 +1,5 @@
 import Argon2
+import CryptoExtras
 import Foundation
 import GatehouseCore
 import GatehouseServer
@@ -40,6 +41,11 @@ public struct TestServer: Sendable {
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .critical
         if let logs { logger = logs.logger(label: "gatehouse-test") }
+        try await seedSigningKey(configuration, clock: clock, logger: logger)
+        // Social providers (a mock provider, a test issuer) mint their tokens at real time; a server
+        // whose clock stood still while a loaded run starved the test took them for tokens from the
+        // future (`iat` past its minute of leeway). Advancing still works on a following clock.
+        if configuration.socialFile != nil { clock.followRealTime() }
         let mail = CapturedMail()
         let server = try await GatehouseServer.start(
             configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail], hooks: hooks,
@@ -86,4 +92,28 @@ public struct TestServer: Sendable {
         await cleanup()
         try? FileManager.default.removeItem(at: directory)
     }
+
+    /// One RSA key for every test server of this process, inserted before the server first loads its
+    /// keys (only into a database without keys): generating one per server (0.1–0.5 s of CPU each,
+    /// some 300 servers a run) made the suite's load, not its work, decide timing-sensitive tests.
+    private static func seedSigningKey(_ configuration: ServerConfiguration, clock: TestClock, logger: Logger) async throws {
+        let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
+        let persistence = try await SQLPersistence.open(try DatabaseURL(configuration.databaseURL), logger: logger)
+        do {
+            let now = clock.now()
+            try await persistence.transaction { stores in
+                guard try await stores.signingKeys.listPublished(now: now).isEmpty else { return }
+                try await stores.signingKeys.insert(try SigningKeys.record(.rs256, privateKey: sharedRSAKey, secret: secret, now: now))
+            }
+        } catch {
+            await persistence.shutdown()
+            throw error
+        }
+        await persistence.shutdown()
+    }
+
+    private static let sharedRSAKey: Data = {
+        // Made once per process; a failure here is a broken crypto library, not a test outcome.
+        (try? _RSA.Signing.PrivateKey(keySize: .bits2048).derRepresentation) ?? Data()
+    }()
 }

@@ -11,7 +11,8 @@ import GatehouseStore
 /// Opens the store, runs `body` with a ``UserAdmin``, closes the store either way; a core refusal
 /// becomes the command's error message.
 func withUserAdmin(_ store: StoreOptions, _ body: (UserAdmin) async throws -> Void) async throws {
-    try await withPersistence(store) { try await body(UserAdmin(persistence: $0, clock: SystemWallClock())) }
+    let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
+    try await withPersistence(store) { try await body(UserAdmin(persistence: $0, clock: SystemWallClock(), secret: secret)) }
 }
 
 /// Opens the store, runs `body`, closes the store either way; a core refusal (``GatehouseError``)

@@ -108,7 +108,9 @@ struct HooksTests {
 
     @Test("H-3: a hook that hangs times out; on_failure deny refuses with 503 hook_failed, on_failure allow lets the sign-up through")
     func hungHook() async throws {
-        let hooks = try await HookServer.start { _ in .init(delay: .seconds(30)) }
+        // Ten minutes: longer than any scheduling delay of a loaded two-core run (the full suite once
+        // held a sign-up 30 s, past a 30 s hook's answer); stopping the server cancels the wait.
+        let hooks = try await HookServer.start { _ in .init(delay: .seconds(600)) }
         for policy in ["deny", "allow"] {
             let server = try await Self.start(
                 .sqlite,
@@ -117,7 +119,7 @@ struct HooksTests {
                 let answer = try await client.json(
                     .post, "/v1/signup",
                     ["client_id": TestServer.openClient, "email": "hang-\(policy)@example.com", "password": "correct horse battery"])
-                // The 300 ms timeout ended the call, not the hook's answer (30 s later): when the sign-up
+                // The 300 ms timeout ended the call, not the hook's answer (10 min later): when the sign-up
                 // answers, the hook has not. Asserted by order, not by a stopwatch, which a loaded machine
                 // (the full suite runs Chromium beside this test on two cores) stretches; speed is for
                 // benchmarks.

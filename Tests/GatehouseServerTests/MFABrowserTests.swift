@@ -39,17 +39,7 @@ struct MFABrowserTests {
             headers: ["Content-Type": "application/json"])
         #expect(signup.status == 201, "\(signup.text)")
         // The server's clock follows the real one here: pyotp's codes are made at real time.
-        let clock = server.clock
-        let ticker = Task {
-            var last = Date()
-            while !Task.isCancelled {
-                try await Task.sleep(for: .milliseconds(100))
-                let now = Date()
-                clock.advance(by: now.timeIntervalSince(last))
-                last = now
-            }
-        }
-        defer { ticker.cancel() }
+        server.clock.followRealTime()
         let shots = URL(
             fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-mfa-\(UUID().uuidString)").path)

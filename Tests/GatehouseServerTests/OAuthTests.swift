@@ -77,6 +77,9 @@ struct OAuthTests {
             // One key per algorithm, RS256 mandatory (OIDC Core §15.1); every key with its own kid, `use`,
             // and no private member.
             #expect((config.object["id_token_signing_alg_values_supported"] as? [String])?.contains("RS256") == true)
+            #expect(
+                config.object["backchannel_logout_supported"] as? Bool == true
+                    && config.object["claims_parameter_supported"] as? Bool == true)
             let keys = try #require(jwks.object["keys"] as? [[String: Any]])
             #expect(Set(keys.compactMap { $0["alg"] as? String }) == ["RS256", "ES256"] && keys.count == 2)
             #expect(Set(keys.compactMap { $0["kid"] as? String }).count == 2)

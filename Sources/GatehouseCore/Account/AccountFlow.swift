@@ -87,7 +87,8 @@ public struct AccountFlow: Sendable {
         try await services.persistence.transaction { stores in
             try await password.setPassword(hash: hash, for: user, now: now, stores: stores)
             try await services.recordEvent(changed, stores: stores)
-            _ = try await stores.endAllSessions(of: user.id, except: sessionID, at: now, reason: .passwordChanged)
+            _ = try await stores.endAllSessions(
+                of: user.id, except: sessionID, at: now, reason: .passwordChanged, notices: services.notices)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(
                     kind: "password_changed", to: email, locale: user.profile.locale ?? meta.acceptLanguage,

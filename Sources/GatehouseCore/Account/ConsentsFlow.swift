@@ -25,6 +25,7 @@ public struct ConsentsFlow: Sendable {
         let now = services.clock.now()
         let found = try await services.persistence.transaction { stores -> Bool in
             guard try await stores.consents.delete(userID: userID, clientID: clientID) else { return false }
+            try await stores.announceEnd(of: userID, at: now, notices: services.notices) { $0.clientID == clientID }
             _ = try await stores.sessions.revokeAll(userID: userID, clientID: clientID, at: now, reason: .consentRevoked)
             return true
         }

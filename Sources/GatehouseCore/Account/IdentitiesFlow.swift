@@ -98,6 +98,7 @@ public struct IdentitiesFlow: Sendable {
                 .filter { $0.id != credential.id && ($0.type == .oidc || $0.type == .password) }
             guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
             _ = try await stores.credentials.delete(id: credential.id)
+            try await stores.announceEnd(of: userID, at: now, notices: services.notices) { $0.credentialID == credential.id }
             _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .identityUnlinked)
             // A browser session does not record its credential: every one of the user's ends, so none
             // the unlinked provider signed in survives (the others sign in again).

@@ -19,9 +19,10 @@ public struct SessionsFlow: Sendable {
             case .local:
                 _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .logout)
             case .others:
-                _ = try await stores.endAllSessions(of: userID, except: sessionID, at: now, reason: .logoutOthers)
+                _ = try await stores.endAllSessions(
+                    of: userID, except: sessionID, at: now, reason: .logoutOthers, notices: services.notices)
             case .global:
-                _ = try await stores.endAllSessions(of: userID, at: now, reason: .logoutGlobal)
+                _ = try await stores.endAllSessions(of: userID, at: now, reason: .logoutGlobal, notices: services.notices)
             }
         }
         await services.hooks.after(event)
@@ -64,7 +65,7 @@ public struct SessionsFlow: Sendable {
             try await services.recordEvent(
                 HookEvent(point: .logout, clientID: session.clientID, method: "session_revoke", userID: userID, meta: meta),
                 stores: stores)
-            return try await stores.sessions.revoke(id: sessionID, at: now, reason: .userRevoked)
+            return try await stores.endSession(sessionID, at: now, reason: .userRevoked, notices: services.notices)
         }
         guard revoked else { throw GatehouseError.notFound("No such session.") }
     }

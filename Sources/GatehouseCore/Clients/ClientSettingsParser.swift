@@ -8,7 +8,7 @@ public enum ClientSettingsParser {
         "access_token_ttl", "refresh_token_ttl", "device_authenticators", "max_failure_count", "mfa", "allowed_origins", "audiences",
         "metadata_schema", "social_providers",
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
-        "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg",
+        "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -147,6 +147,12 @@ public enum ClientSettingsParser {
                 guard let algorithm = SigningAlgorithm(name: value) else { throw bad(key, "none, RS256 or ES256") }
                 s.userinfoSigningAlgorithm = algorithm
             }
+        case "backchannel_logout_uri":
+            // Logout tokens name the user's session: only over TLS, or to this machine.
+            guard value.isEmpty || RedirectURIRule.isSecureWebURL(value) else {
+                throw bad(key, "an https URL (http only to a loopback address)")
+            }
+            s.backchannelLogoutURI = value.isEmpty ? nil : value
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

@@ -19,6 +19,14 @@ enum RedirectURIRule {
             }
         }
     }
+
+    /// An https URL, or http to a loopback address: where Gatehouse itself posts to a client.
+    static func isSecureWebURL(_ value: String) -> Bool {
+        guard value.count <= 2048, let url = URL(string: value), let scheme = url.scheme?.lowercased(), url.fragment == nil,
+            let host = url.host, !host.isEmpty
+        else { return false }
+        return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "[::1]", "::1"].contains(host))
+    }
 }
 
 public enum ClientAdminError: Error, CustomStringConvertible, Equatable {

@@ -19,11 +19,12 @@ extension UserAdmin {
     public func resetFactors(id: UUID, actor: AdminActor) async throws -> Int {
         let now = clock.now()
         let services = services
+        let notices = notices
         return try await persistence.transaction { stores in
             guard try await stores.users.find(id: id) != nil else { throw Self.noSuchUser }
             let apps = try await stores.credentials.deleteAll(userID: id, type: .totp)
             let codes = try await stores.credentials.deleteAll(userID: id, type: .recoveryCode)
-            let ended = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked)
+            let ended = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked, notices: notices)
             try await stores.audit.append(
                 actor.event("mfa.reset", at: now, userID: id, reason: "\(apps) apps, \(codes) recovery codes, \(ended) sessions"))
             // The running server also tells subscribed webhooks; the CLI has no outbox subscriptions.

@@ -9,17 +9,22 @@ public struct UserAdmin: Sendable {
     /// The running server's services: creating a user (password policy, hashing) and sending mail need
     /// them; the CLI, which has only the database, does without.
     let services: CoreServices?
+    /// Back-channel logout for the sessions an operator's action ends (the CLI seals them with the
+    /// server secret file, as the server would).
+    let notices: LogoutNotices
 
     public init(services: CoreServices) {
         self.persistence = services.persistence
         self.clock = services.clock
         self.services = services
+        self.notices = services.notices
     }
 
-    public init(persistence: any Persistence, clock: any WallClock) {
+    public init(persistence: any Persistence, clock: any WallClock, secret: ServerSecret) {
         self.persistence = persistence
         self.clock = clock
         self.services = nil
+        self.notices = LogoutNotices(secret: secret)
     }
 
     private func server() throws -> CoreServices {
@@ -129,7 +134,7 @@ public struct UserAdmin: Sendable {
             user.updatedAt = now
             try await stores.users.update(user)
             if disabled {
-                _ = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked)
+                _ = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked, notices: notices)
             }
             try await stores.audit.append(actor.event(disabled ? "user.disabled" : "user.enabled", at: now, userID: id))
             return user
@@ -141,7 +146,7 @@ public struct UserAdmin: Sendable {
         let now = clock.now()
         return try await persistence.transaction { stores in
             guard try await stores.users.find(id: id) != nil else { throw Self.noSuchUser }
-            let ended = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked)
+            let ended = try await stores.endAllSessions(of: id, at: now, reason: .adminRevoked, notices: notices)
             try await stores.audit.append(actor.event("user.signed_out", at: now, userID: id, reason: "\(ended) sessions"))
             return ended
         }
@@ -152,6 +157,8 @@ public struct UserAdmin: Sendable {
         let now = clock.now()
         try await persistence.transaction { stores in
             guard let user = try await stores.users.find(id: id) else { throw Self.noSuchUser }
+            // The clients' sessions end with the account: tell those that listen before the rows go.
+            try await notices.enqueue(for: try await stores.sessions.listLive(userID: id, now: now), stores: stores, now: now)
             _ = try await stores.directory.erase(userID: id, addresses: [user.email, user.phone].compactMap { $0 })
             try await stores.audit.append(actor.event("user.deleted", at: now, userID: id))
         }
@@ -183,7 +190,7 @@ public struct UserAdmin: Sendable {
         let now = clock.now()
         try await persistence.transaction { stores in
             guard let session = try await stores.sessions.find(id: id),
-                try await stores.sessions.revoke(id: id, at: now, reason: .adminRevoked)
+                try await stores.endSession(id, at: now, reason: .adminRevoked, notices: notices)
             else { throw GatehouseError.notFound("No live session with this id.") }
             try await stores.audit.append(actor.event("session.revoked", at: now, userID: session.userID, clientID: session.clientID))
         }

@@ -95,8 +95,9 @@ public struct OutboxDelivery: Sendable {
                 throw DeliveryFailure(permanent: true, reason: "no transport for \(row.channel.rawValue)")
             }
             let payload = try services.secret.open(row.sealedPayload)
-            if row.channel == .webhook {
-                // The event is the body; the row id is its `webhook-id`, the same on every attempt.
+            if row.channel == .webhook || row.channel == .logout {
+                // The event (or logout notice) is the body; the row id is its `webhook-id`, the same on
+                // every attempt.
                 try await transport.deliver(
                     OutgoingMessage(
                         kind: row.kind, channel: row.channel, recipient: row.recipient, subject: nil,

@@ -103,6 +103,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var accessTokenSigningAlgorithm: SigningAlgorithm = .es256
     /// Whether userinfo answers this client with a signed JWT (`application/jwt`) rather than plain JSON.
     public var userinfoSigningAlgorithm: SigningAlgorithm?
+    /// Where OpenID Connect Back-Channel Logout tokens are posted when one of this client's sessions
+    /// ends (an https URL, or http to a loopback address).
+    public var backchannelLogoutURI: String?
 
     public init() {}
 
@@ -133,6 +136,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case idTokenSigningAlgorithm = "id_token_signed_response_alg"
         case accessTokenSigningAlgorithm = "access_token_signed_response_alg"
         case userinfoSigningAlgorithm = "userinfo_signed_response_alg"
+        case backchannelLogoutURI = "backchannel_logout_uri"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -165,6 +169,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         idTokenSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .idTokenSigningAlgorithm) ?? .rs256
         accessTokenSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .accessTokenSigningAlgorithm) ?? .es256
         userinfoSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .userinfoSigningAlgorithm)
+        backchannelLogoutURI = try c.decodeIfPresent(String.self, forKey: .backchannelLogoutURI)
     }
 
     private struct DefaultValues {

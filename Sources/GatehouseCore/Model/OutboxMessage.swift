@@ -2,7 +2,8 @@ import Foundation
 
 /// A message waiting to leave. Flows write it in the same transaction as the change that causes it.
 public struct OutboxMessage: Sendable, Hashable {
-    public enum Channel: String, Sendable, Hashable { case email, sms, webhook }
+    /// `logout`: an OpenID Connect back-channel logout token to a client (``LogoutNotice``).
+    public enum Channel: String, Sendable, Hashable { case email, sms, webhook, logout }
     public enum Status: String, Sendable, Hashable { case pending, sending, sent, dead }
 
     public var id: UUID

@@ -149,7 +149,7 @@ public struct AuthorizationCodes: Sendable {
             guard let record = try await stores.codes.find(tokenHash: hash), record.purpose == .authorizationCode,
                 record.consumedAt != nil, record.clientID == client.id
             else { return false }
-            return try await stores.sessions.revoke(id: Self.sessionID(of: code), at: now, reason: .codeReplayed)
+            return try await stores.endSession(Self.sessionID(of: code), at: now, reason: .codeReplayed, notices: services.notices)
         }
         if ended {
             services.logger.warning("authorization code replayed: its session was ended", metadata: ["client_id": .string(client.id)])

@@ -29,6 +29,7 @@ public struct RefreshFlow: Sendable {
         let now = services.clock.now()
         let grace = services.settings.refreshReuseGrace
         let secret = services.secret
+        let notices = services.notices
 
         // Validity is read on a reader, off the single writer; the writer transaction then does only the
         // atomic claim and the writes. A revocation that commits between the two is ordered after this
@@ -60,7 +61,7 @@ public struct RefreshFlow: Sendable {
             if now.timeIntervalSince(rotatedAt) <= grace {
                 return .rotated(session, successor: secret.refreshSuccessor(of: token))
             }
-            _ = try await stores.sessions.revoke(id: session.id, at: now, reason: .refreshTokenReuse)
+            _ = try await stores.endSession(session.id, at: now, reason: .refreshTokenReuse, notices: notices)
             try await stores.audit.append(
                 AuditEvent(
                     at: now, type: AuditEvent.refreshTokenReused, userID: session.userID, clientID: client.id, method: "refresh_token",

@@ -21,6 +21,8 @@ public struct CoreServices: Sendable {
     public let allowedOrigins: AllowedOrigins
     public let issuer: SessionIssuer
     public let browserSessions: BrowserSessions
+    /// Back-channel logout: what ending sessions tells their clients.
+    public let notices: LogoutNotices
     public let password: PasswordStrategy
     public let throttle: LoginThrottle
     public let rateLimits: RateLimiter
@@ -51,7 +53,9 @@ public struct CoreServices: Sendable {
         self.clients = ClientResolver(persistence: persistence, cache: cache)
         self.allowedOrigins = AllowedOrigins(persistence: persistence, clock: clock)
         self.issuer = SessionIssuer(persistence: persistence, tokens: tokens, clock: clock, settings: settings, hooks: hooks)
-        self.browserSessions = BrowserSessions(persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime)
+        self.notices = LogoutNotices(secret: secret)
+        self.browserSessions = BrowserSessions(
+            persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime, notices: notices)
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
         self.throttle = LoginThrottle(policy: settings.throttle)
         self.rateLimits = RateLimiter(policy: settings.rateLimits)

@@ -18,11 +18,13 @@ public struct BrowserSessions: Sendable {
     let persistence: any Persistence
     let clock: any WallClock
     let lifetime: TimeInterval
+    let notices: LogoutNotices
 
-    public init(persistence: any Persistence, clock: any WallClock, lifetime: TimeInterval) {
+    public init(persistence: any Persistence, clock: any WallClock, lifetime: TimeInterval, notices: LogoutNotices) {
         self.persistence = persistence
         self.clock = clock
         self.lifetime = lifetime
+        self.notices = notices
     }
 
     public struct Started: Sendable {
@@ -99,6 +101,10 @@ public struct BrowserSessions: Sendable {
             guard let session = try await stores.browserSessions.find(tokenHash: hash),
                 try await stores.browserSessions.revoke(id: session.id, at: now)
             else { return nil }
+            // Every client the browser signed in to hears of it (back-channel logout), the one that
+            // asked for the logout included.
+            let signedIn = try await stores.sessions.listLive(userID: session.userID, now: now).filter { $0.browserSessionID == session.id }
+            try await notices.enqueue(for: signedIn, stores: stores, now: now)
             _ = try await stores.sessions.revokeAll(browserSessionID: session.id, at: now, reason: .browserLogout)
             return session
         }

@@ -80,7 +80,7 @@ struct MailedCodeSignIn: SignInStrategy {
                 user.updatedAt = now
                 user.hasPassword = false
                 try await stores.users.update(user)
-                try await services.password.firstProof(of: user.id, at: now, stores: stores)
+                try await services.password.firstProof(of: user.id, at: now, stores: stores, notices: services.notices)
             }
             return AccountMatch(
                 user: user, amr: [AuthenticationMethod.recovery], provesIdentifier: true, point: .recovery, method: method,

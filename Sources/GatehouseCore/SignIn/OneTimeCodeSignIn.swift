@@ -91,7 +91,7 @@ struct OneTimeCodeSignIn: SignInStrategy {
         }
         if proved {
             if firstProof && !isNew {
-                try await services.password.firstProof(of: user.id, at: now, stores: stores)
+                try await services.password.firstProof(of: user.id, at: now, stores: stores, notices: services.notices)
                 user.hasPassword = false
             }
             user.updatedAt = now

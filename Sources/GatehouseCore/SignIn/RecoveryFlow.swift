@@ -103,7 +103,7 @@ public struct RecoveryFlow: Sendable {
                 try await stores.users.update(verified)
             }
             try await strategy.setPassword(hash: hash, for: user, now: now, stores: stores)
-            _ = try await stores.endAllSessions(of: userID, at: now, reason: .passwordChanged)
+            _ = try await stores.endAllSessions(of: userID, at: now, reason: .passwordChanged, notices: services.notices)
             try await throttle.clear(email: user.email ?? "", ip: meta.ipAddress, stores: stores)
             if let email = user.email {
                 try await VerificationMessages(services: services).enqueue(

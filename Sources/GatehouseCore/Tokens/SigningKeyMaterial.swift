@@ -29,16 +29,26 @@ struct SigningKeyMaterial: Sendable {
 
     /// A new key of `algorithm`, its private part sealed under the server secret.
     static func generate(_ algorithm: SigningAlgorithm, secret: ServerSecret, now: Date) throws -> SigningKeyRecord {
-        let privateBytes: Data
+        switch algorithm {
+        case .es256: try record(algorithm, privateKey: P256.Signing.PrivateKey().rawRepresentation, secret: secret, now: now)
+        case .rs256:
+            try record(
+                algorithm, privateKey: _RSA.Signing.PrivateKey(keySize: .init(bitCount: rsaBits)).derRepresentation, secret: secret,
+                now: now)
+        }
+    }
+
+    /// The record of an existing private key (P-256 raw bytes, or an RSA key in DER), sealed under the
+    /// server secret; throws for a key that does not parse or an RSA key under 2048 bits.
+    static func record(
+        _ algorithm: SigningAlgorithm, privateKey privateBytes: Data, secret: ServerSecret, now: Date
+    ) throws -> SigningKeyRecord {
         let publicJWK: [String: String]
         switch algorithm {
-        case .es256:
-            let key = P256.Signing.PrivateKey()
-            privateBytes = key.rawRepresentation
-            publicJWK = ecJWK(key.publicKey)
+        case .es256: publicJWK = ecJWK(try P256.Signing.PrivateKey(rawRepresentation: privateBytes).publicKey)
         case .rs256:
-            let key = try _RSA.Signing.PrivateKey(keySize: .init(bitCount: rsaBits))
-            privateBytes = key.derRepresentation
+            let key = try _RSA.Signing.PrivateKey(derRepresentation: privateBytes)
+            guard key.keySizeInBits >= rsaBits else { throw SigningKeysError.unknownAlgorithm("RSA under \(rsaBits) bits") }
             publicJWK = try rsaJWK(JWTKit.Insecure.RSA.PublicKey(backing: key.publicKey))
         }
         let kid = Self.kid(publicJWK: publicJWK)

@@ -54,6 +54,7 @@ public struct GatehouseServer: Sendable {
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)
             }
+            if transports[.logout] == nil { transports[.logout] = BackChannelLogoutTransport(tokens: tokens, clock: clock) }
             let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
             let delivery = OutboxDelivery(
                 services: services, renderer: templates, transports: transports)

@@ -25,7 +25,7 @@ public struct DevelopmentOutbox: MessageTransport {
         switch message.channel {
         case .email:
             body = try MailComposer(from: from).compose(message)
-        case .sms, .webhook:
+        case .sms, .webhook, .logout:
             body = "To: \(message.recipient)\n\n\(message.text)\n"
         }
         // The files hold codes: readable by the service user only.

@@ -93,8 +93,8 @@ public struct TemplateCatalog: MessageRenderer {
         case .sms:
             guard let text = render("sms") else { throw TemplateError.missing("\(kind).sms") }
             return (nil, text.trimmingCharacters(in: .whitespacesAndNewlines), nil)
-        case .webhook:
-            // A webhook's body is its event, sent as stored; nothing to render.
+        case .webhook, .logout:
+            // A webhook's body is its event, a logout notice is signed by its transport: nothing to render.
             throw TemplateError.missing(kind)
         }
     }

@@ -34,6 +34,10 @@ struct DiscoveryRoutes: Sendable {
             "request_object_signing_alg_values_supported": ["none"],
             "request_uri_parameter_supported": false,
             "claims_parameter_supported": true,
+            // A client's `backchannel_logout_uri` hears of every ending session of the user it had;
+            // the token's `sid` is the one in its ID tokens.
+            "backchannel_logout_supported": true,
+            "backchannel_logout_session_supported": true,
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "subject_types_supported": ["public"],
             // RS256 first: OIDC Core §15.1 makes it mandatory, and it is the default of every client.
