@@ -14,7 +14,7 @@ import Testing
 @Suite("Hosted sign-in (OpenID Connect authorization endpoint)")
 struct HostedSignInTests {
     @Test(
-        "HS-1: authorization requests that cannot be trusted get a page and never a redirect (unknown client, unregistered or look-alike redirect_uri, none at all, a repeated parameter); the others are answered at the redirect URI with the OAuth error, the state and iss (no PKCE from a public client, plain PKCE, response_type token, no openid scope, an unknown prompt, prompt=none without a session, unreadable or signed request objects, request_uri, a foreign id_token_hint, a malformed claims parameter, an unknown response_mode)"
+        "HS-1: authorization requests that cannot be trusted get a page and never a redirect (unknown client, unregistered or look-alike redirect_uri, none at all, a repeated parameter, a request_uri this server did not issue); the others are answered at the redirect URI with the OAuth error, the state and iss (no PKCE from a public client, plain PKCE, response_type token, no openid scope, an unknown prompt, prompt=none without a session, unreadable or unverifiable request objects, a foreign id_token_hint, a malformed claims parameter, an unknown response_mode)"
     )
     func refusals() async throws {
         let (server, _) = try await Hosted.start()
@@ -47,12 +47,11 @@ struct HostedSignInTests {
                 ([("prompt", "sometimes")], pkce.challenge, "invalid_request"),
                 ([("prompt", "none")], pkce.challenge, "login_required"),
                 ([("request", "eyJ.e30.")], pkce.challenge, "invalid_request_object"),
-                // A signed request object: Gatehouse holds no client keys to verify it with, so it is refused, not read.
+                // A signed request object from a client that registered no keys: refused, not read unverified.
                 (
                     [("request", Hosted.jwt(header: #"{"alg":"RS256"}"#, claims: #"{"state":"other"}"#) + "c2ln")], pkce.challenge,
                     "invalid_request_object"
                 ),
-                ([("request_uri", "https://app.example/request.jwt")], pkce.challenge, "request_uri_not_supported"),
                 ([("id_token_hint", "not.a.token")], pkce.challenge, "invalid_request"),
                 ([("claims", #"{"userinfo":"name"}"#)], pkce.challenge, "invalid_request"),
                 ([("max_age", "-1")], pkce.challenge, "invalid_request"),
@@ -65,6 +64,11 @@ struct HostedSignInTests {
                 #expect(query["state"] == state, "state must come back exactly: \(query)")
                 #expect(query["iss"] == Hosted.issuer)
             }
+            // A request_uri this server did not issue (PAR's are urn:ietf:params:oauth:request_uri:…): nothing
+            // vouches for a redirect, so a page.
+            let foreignURI = try await jar.send(
+                .get, Hosted.request(challenge: pkce.challenge, extra: [("request_uri", "https://app.example/request.jwt")]))
+            #expect(foreignURI.status == .badRequest && foreignURI.headers[.location] == nil)
             // response_type=token replaced the code: duplicate keys are refused, so send it alone.
             let implicit = try await jar.send(
                 .get,

@@ -82,6 +82,8 @@ extension ErrorCode {
     // OAuth 2.0 token endpoint (RFC 6749 §5.2), as the OAuth error bodies spell them
     public static let invalidGrant: ErrorCode = "invalid_grant"
     public static let invalidScope: ErrorCode = "invalid_scope"
+    /// RFC 9101 §6.3: a request object (pushed or at the authorization endpoint) that does not verify.
+    public static let invalidRequestObject: ErrorCode = "invalid_request_object"
     /// RFC 8707 §2: the `resource` is not one this client's tokens may be for.
     public static let invalidTarget: ErrorCode = "invalid_target"
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
@@ -126,7 +128,7 @@ extension ErrorCode {
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
         .accessDenied,
-        .invalidGrant, .invalidScope, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
+        .invalidGrant, .invalidScope, .invalidRequestObject, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,

@@ -9,6 +9,7 @@ public enum ClientSettingsParser {
         "metadata_schema", "social_providers",
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
+        "jwks", "request_object_signing_alg", "require_pushed_authorization_requests",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -153,6 +154,25 @@ public enum ClientSettingsParser {
                 throw bad(key, "an https URL (http only to a loopback address)")
             }
             s.backchannelLogoutURI = value.isEmpty ? nil : value
+        case "jwks":
+            if value.isEmpty {
+                s.jwks = nil
+            } else {
+                do {
+                    _ = try ClientKeys(json: value)
+                } catch let invalid as ClientKeys.Invalid {
+                    throw bad(key, invalid.description)
+                }
+                s.jwks = value
+            }
+        case "request_object_signing_alg":
+            if value.isEmpty {
+                s.requestObjectSigningAlgorithm = nil
+            } else {
+                guard let algorithm = SigningAlgorithm(name: value) else { throw bad(key, "RS256, ES256 or empty (any)") }
+                s.requestObjectSigningAlgorithm = algorithm
+            }
+        case "require_pushed_authorization_requests": s.requirePushedAuthorizationRequests = try toggle()
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

@@ -316,6 +316,11 @@ extension GatehouseError {
         GatehouseError(.oauth, code: .invalidTarget, title: "Invalid target", detail: detail)
     }
 
+    /// RFC 9101 §6.3 / RFC 9126 §2.3: a request object that does not verify or says what it may not.
+    public static func invalidRequestObject(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidRequestObject, title: "Invalid request object", detail: detail)
+    }
+
     public static func invalidScope(_ detail: String) -> GatehouseError {
         GatehouseError(.oauth, code: .invalidScope, title: "Invalid scope", detail: detail)
     }

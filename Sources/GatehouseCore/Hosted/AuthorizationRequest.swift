@@ -61,20 +61,14 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
     /// (a failure is ``Refused``, sent back to the client).
     /// A parameter given twice never gets here: the form decoder refuses it (a 400 page).
     /// `hint`: the subject of an `id_token_hint` this server signed, nil for anything else.
+    /// `pushed`: the request came to the PAR endpoint (RFC 9126), so a client that must push passes.
     static func parse(
-        _ query: [String: String], clients: ClientResolver, hint: (String) async -> String?
+        _ query: [String: String], clients: ClientResolver, hint: (String) async -> String?, objects: RequestObject.Checks,
+        pushed: Bool = false
     ) async throws -> (AuthorizationRequest, ClientRecord) {
-        // The request object first: its redirect_uri, response_mode and state are the ones that count.
-        var p = query
-        var objectError: RequestObject.Invalid?
-        if let object = query["request"] {
-            do {
-                p = try RequestObject.merge(object, into: query)
-            } catch let invalid as RequestObject.Invalid {
-                objectError = invalid
-            }
-        }
-        guard let clientID = p["client_id"], !clientID.isEmpty else {
+        // RFC 9101 §5 keeps client_id in the query even beside a request object: it names the keys
+        // the object is checked with.
+        guard let clientID = query["client_id"], !clientID.isEmpty else {
             throw Untrusted(detail: "client_id is missing.")
         }
         let client: ClientRecord
@@ -82,6 +76,20 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             client = try await clients.resolve(clientID)
         } catch let error as GatehouseError where error.category != .internalFailure && error.category != .unavailable {
             throw Untrusted(detail: "The client is not known.")
+        }
+        // Then the request object: its redirect_uri, response_mode and state are the ones that count.
+        var p = query
+        var objectError: RequestObject.Invalid?
+        if let object = query["request"] {
+            do {
+                p = try await RequestObject.merge(object, into: query, client: client, checks: objects)
+            } catch let invalid as RequestObject.Invalid {
+                objectError = invalid
+            }
+        }
+        // A pushed request is answered directly (no redirect is at stake): its object's fault first.
+        if pushed, let objectError {
+            throw Refused(error: objectError.error, description: objectError.description, redirectURI: "", mode: .query, state: nil)
         }
         // OIDC Core §3.1.2.1 makes redirect_uri required; it must equal a registered one exactly.
         guard let redirectURI = p["redirect_uri"], client.redirectURIs.contains(redirectURI) else {
@@ -93,13 +101,18 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
             Refused(error: error, description: description, redirectURI: redirectURI, mode: mode, state: p["state"])
         }
         if let objectError { throw refuse(objectError.error, objectError.description) }
+        if client.settings.requirePushedAuthorizationRequests.isOn && !pushed {
+            throw refuse("invalid_request", "This client must push its authorization requests first (PAR, RFC 9126).")
+        }
         if let raw = p["response_mode"], raw != "query", raw != "form_post" {
             throw refuse("invalid_request", "response_mode must be query or form_post.")
         }
         if let long = p.first(where: { $0.value.utf8.count > (Self.longParameters[$0.key] ?? Self.maxLength) && $0.key != "request" }) {
             throw refuse("invalid_request", "\(long.key) is too long.")
         }
-        if p["request_uri"] != nil { throw refuse("request_uri_not_supported", "request_uri is not supported.") }
+        if p["request_uri"] != nil {
+            throw refuse("request_uri_not_supported", "request_uri is only for requests pushed to this server (PAR).")
+        }
         guard let responseType = p["response_type"] else { throw refuse("invalid_request", "response_type is required.") }
         guard responseType == "code" else { throw refuse("unsupported_response_type", "Only response_type=code is supported.") }
         var pkce: PKCEChallenge?

@@ -81,9 +81,12 @@ public struct AuthorizeFlow: Sendable {
         let request: AuthorizationRequest
         let client: ClientRecord
         do {
-            let tokens = services.tokens
-            (request, client) = try await AuthorizationRequest.parse(parameters, clients: services.clients) {
-                await tokens.verifyIDTokenHint($0)?.sub
+            if let pushed = parameters["request_uri"] {
+                // RFC 9126 §4: the pushed request is the whole request; the query's other parameters
+                // are ignored.
+                (request, client) = try await PushedRequests(services: services).take(pushed, clientID: parameters["client_id"])
+            } else {
+                (request, client) = try await AuthorizationRequest.parse(parameters, services: services)
             }
         } catch let refused as AuthorizationRequest.Refused {
             return .respond(

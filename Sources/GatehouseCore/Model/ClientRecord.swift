@@ -106,6 +106,13 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// Where OpenID Connect Back-Channel Logout tokens are posted when one of this client's sessions
     /// ends (an https URL, or http to a loopback address).
     public var backchannelLogoutURI: String?
+    /// The client's public keys as a JWK Set (JSON): what its signed request objects verify with.
+    public var jwks: String?
+    /// The algorithm every request object of this client must be signed with; nil: any Gatehouse
+    /// reads, unsigned included.
+    public var requestObjectSigningAlgorithm: SigningAlgorithm?
+    /// Authorization requests must be pushed first (RFC 9126 PAR): a request that is not is refused.
+    public var requirePushedAuthorizationRequests: Toggle = .off
 
     public init() {}
 
@@ -137,6 +144,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case accessTokenSigningAlgorithm = "access_token_signed_response_alg"
         case userinfoSigningAlgorithm = "userinfo_signed_response_alg"
         case backchannelLogoutURI = "backchannel_logout_uri"
+        case jwks
+        case requestObjectSigningAlgorithm = "request_object_signing_alg"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -170,6 +180,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         accessTokenSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .accessTokenSigningAlgorithm) ?? .es256
         userinfoSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .userinfoSigningAlgorithm)
         backchannelLogoutURI = try c.decodeIfPresent(String.self, forKey: .backchannelLogoutURI)
+        jwks = try c.decodeIfPresent(String.self, forKey: .jwks)
+        requestObjectSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .requestObjectSigningAlgorithm)
+        requirePushedAuthorizationRequests = try c.decodeIfPresent(Toggle.self, forKey: .requirePushedAuthorizationRequests) ?? .off
     }
 
     private struct DefaultValues {

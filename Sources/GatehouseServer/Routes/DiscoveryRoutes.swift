@@ -28,11 +28,14 @@ struct DiscoveryRoutes: Sendable {
             // what a sign-in without one reaches.
             "acr_values_supported": AuthorizationRequest.acrValues,
             "ui_locales_supported": server.templates.languages,
-            // Request objects are read when unsigned (they say what the query would); a signed one
-            // needs client keys Gatehouse does not keep yet, so `none` is the only algorithm listed.
+            // Unsigned request objects are read like the query; signed ones are checked against the
+            // client's registered `jwks` (and required by its `request_object_signing_alg`).
             "request_parameter_supported": true,
-            "request_object_signing_alg_values_supported": ["none"],
+            "request_object_signing_alg_values_supported": ["none"] + SigningAlgorithm.allCases.map(\.rawValue),
+            // `request_uri` only as the answer of a pushed request (RFC 9126).
             "request_uri_parameter_supported": false,
+            "pushed_authorization_request_endpoint": issuer + "/oauth/par",
+            "require_pushed_authorization_requests": false,
             "claims_parameter_supported": true,
             // A client's `backchannel_logout_uri` hears of every ending session of the user it had;
             // the token's `sid` is the one in its ID tokens.

@@ -10,9 +10,11 @@ struct OAuthRoutes: Sendable {
     let refreshFlow: RefreshFlow
     let oauthFlows: OAuthFlows
     let authorizationCodes: AuthorizationCodes
+    let pushedRequests: PushedRequests
 
     init(services: CoreServices) {
         self.authorizationCodes = AuthorizationCodes(services: services)
+        self.pushedRequests = PushedRequests(services: services)
         self.clients = services.clients
         self.refreshFlow = RefreshFlow(services: services)
         self.oauthFlows = OAuthFlows(services: services)
@@ -65,6 +67,16 @@ struct OAuthRoutes: Sendable {
         _ = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
         guard let token = form["token"], !token.isEmpty else { throw GatehouseError.badRequest("token is required.") }
         return try Responses.json(try await oauthFlows.introspect(token: token), noStore: true)
+    }
+
+    /// `POST /oauth/par` (RFC 9126): the client, authenticated as at the token endpoint (a public one
+    /// names itself), pushes its authorization request and gets the `request_uri` to send the browser with.
+    @Sendable func pushAuthorizationRequest(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await RequestDecoding.form(from: request)
+        let credentials = try Self.credentials(request, form)
+        let client = try await clients.authenticate(clientID: credentials.id, secret: credentials.secret)
+        let pushed = try await pushedRequests.push(form, client: client, meta: context.meta)
+        return try Responses.json(pushed, status: .created, noStore: true)
     }
 
     /// The calling client: authenticated when it is confidential; a public client only names itself

@@ -166,6 +166,7 @@ struct Routes {
         router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer())).add(middleware: RateLimitHeaders())
             .post("token", use: oauthRoutes.token)
         oauth.post("revoke", use: oauthRoutes.revoke)
+        oauth.post("par", use: oauthRoutes.pushAuthorizationRequest)
         oauth.post("introspect", use: oauthRoutes.introspect)
 
         // OIDC userinfo: a user's bearer token (in the header, or in a form POST's body), any of its
