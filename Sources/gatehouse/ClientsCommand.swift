@@ -7,7 +7,33 @@ struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients", abstract: "Manage the applications that sign users in.",
         discussion: "Settings (--set KEY=VALUE): \(ClientSettingsParser.keys.joined(separator: ", ")).",
-        subcommands: [Create.self, List.self, Show.self, Update.self, Delete.self])
+        subcommands: [Create.self, List.self, Show.self, Update.self, Delete.self, RegistrationToken.self])
+
+    struct RegistrationToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "registration-token",
+            abstract: "Issue an initial access token for dynamic client registration (POST /oauth/register): one client, once.")
+        @OptionGroup var store: StoreOptions
+        @Option(help: "Seconds the token is valid for (60 to 2592000)") var ttl: Int = Int(ClientRegistration.initialTokenLifetime)
+
+        func run() async throws {
+            let persistence = try await store.open(logger: cliLogger())
+            do {
+                let (token, expires) = try await ClientRegistration(persistence: persistence, clock: SystemWallClock())
+                    .issueInitialAccessToken(ttl: TimeInterval(ttl), actor: .commandLine)
+                print(token)
+                FileHandle.standardError.write(
+                    Data("valid until \(ISO8601DateFormatter().string(from: expires)), for one registration\n".utf8))
+            } catch let error as ClientAdminError {
+                await persistence.shutdown()
+                throw ValidationError(error.description)
+            } catch {
+                await persistence.shutdown()
+                throw error
+            }
+            await persistence.shutdown()
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -30,6 +30,7 @@ struct AdminAPITests {
         (.get, "/admin/v1/clients/open-app", AdminScope.clients, false),
         (.patch, "/admin/v1/clients/open-app", AdminScope.clients, true),
         (.delete, "/admin/v1/clients/open-app", AdminScope.clients, true),
+        (.post, "/admin/v1/registration-tokens", AdminScope.clients, true),
         (.get, "/admin/v1/keys", AdminScope.keys, false),
         (.post, "/admin/v1/keys/rotate", AdminScope.keys, true),
         (.post, "/admin/v1/keys/some-kid/revoke", AdminScope.keys, true),

@@ -84,6 +84,10 @@ extension ErrorCode {
     public static let invalidScope: ErrorCode = "invalid_scope"
     /// RFC 9101 §6.3: a request object (pushed or at the authorization endpoint) that does not verify.
     public static let invalidRequestObject: ErrorCode = "invalid_request_object"
+    /// RFC 7591 §3.2.2: dynamic registration refused a redirect URI.
+    public static let invalidRedirectURI: ErrorCode = "invalid_redirect_uri"
+    /// RFC 7591 §3.2.2: dynamic registration refused other metadata.
+    public static let invalidClientMetadata: ErrorCode = "invalid_client_metadata"
     /// RFC 8707 §2: the `resource` is not one this client's tokens may be for.
     public static let invalidTarget: ErrorCode = "invalid_target"
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
@@ -128,7 +132,8 @@ extension ErrorCode {
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
         .accessDenied,
-        .invalidGrant, .invalidScope, .invalidRequestObject, .invalidTarget, .unsupportedGrantType, .unauthorizedClient, .serverError,
+        .invalidGrant, .invalidScope, .invalidRequestObject, .invalidRedirectURI, .invalidClientMetadata, .invalidTarget,
+        .unsupportedGrantType, .unauthorizedClient, .serverError,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,

@@ -321,6 +321,16 @@ extension GatehouseError {
         GatehouseError(.oauth, code: .invalidRequestObject, title: "Invalid request object", detail: detail)
     }
 
+    /// RFC 7591 §3.2.2: a registration's redirect URIs cannot be honoured.
+    public static func invalidRedirectURI(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidRedirectURI, title: "Invalid redirect URI", detail: detail)
+    }
+
+    /// RFC 7591 §3.2.2: a registration's metadata cannot be honoured.
+    public static func invalidClientMetadata(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidClientMetadata, title: "Invalid client metadata", detail: detail)
+    }
+
     public static func invalidScope(_ detail: String) -> GatehouseError {
         GatehouseError(.oauth, code: .invalidScope, title: "Invalid scope", detail: detail)
     }

@@ -72,7 +72,7 @@ enum RequestDecoding {
 
     static let tooLarge = GatehouseError.payloadTooLarge
 
-    private static func isJSON(_ contentType: String) -> Bool {
+    static func isJSON(_ contentType: String) -> Bool {
         let mediaType = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
     }

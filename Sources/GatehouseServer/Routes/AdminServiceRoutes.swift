@@ -10,9 +10,11 @@ struct AdminServiceRoutes: Sendable {
     let keys: KeyAdmin
     let signingKeys: SigningKeys
     let audit: AuditLog
+    let registration: ClientRegistration
 
     init(services: CoreServices, keys: SigningKeys) {
         self.clients = ClientAdmin(persistence: services.persistence, clock: services.clock, cache: services.clientCache)
+        self.registration = ClientRegistration(persistence: services.persistence, clock: services.clock, cache: services.clientCache)
         self.keys = KeyAdmin(keys: keys, persistence: services.persistence, clock: services.clock)
         self.signingKeys = keys
         self.audit = AuditLog(persistence: services.persistence)
@@ -59,6 +61,17 @@ struct AdminServiceRoutes: Sendable {
         let id = try Self.clientID(context)
         try await Self.mapped { try await clients.delete(id: id, actor: context.actor) }
         return Responses.noContent()
+    }
+
+    /// An initial access token for dynamic client registration (one client, `ttl` seconds, default a day).
+    @Sendable func issueRegistrationToken(_ request: Request, context: AdminContext) async throws -> Response {
+        try context.requireWrite(AdminScope.clients)
+        let body = try await RequestDecoding.optionalJSON(AdminRegistrationTokenRequest.self, from: request, context: context)
+        let (token, expires) = try await Self.mapped {
+            try await registration.issueInitialAccessToken(
+                ttl: TimeInterval(body?.ttl ?? Int(ClientRegistration.initialTokenLifetime)), actor: context.actor)
+        }
+        return try Responses.json(AdminRegistrationToken(token: token, expiresAt: expires), status: .created, noStore: true)
     }
 
     // MARK: Keys

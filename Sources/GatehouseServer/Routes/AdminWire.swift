@@ -102,6 +102,17 @@ struct AdminKey: Encodable {
     }
 }
 
+struct AdminRegistrationTokenRequest: Decodable {
+    /// Seconds the token is valid for (60 s to 30 days).
+    var ttl: Int?
+}
+
+struct AdminRegistrationToken: Encodable {
+    var token: String
+    var expiresAt: Date
+    enum CodingKeys: String, CodingKey { case token, expiresAt = "expires_at" }
+}
+
 struct AdminKeyList: Encodable {
     var keys: [AdminKey]
 }

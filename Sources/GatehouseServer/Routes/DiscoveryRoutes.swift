@@ -35,6 +35,8 @@ struct DiscoveryRoutes: Sendable {
             // `request_uri` only as the answer of a pushed request (RFC 9126).
             "request_uri_parameter_supported": false,
             "pushed_authorization_request_endpoint": issuer + "/oauth/par",
+            // Open only to holders of an initial access token an operator issued.
+            "registration_endpoint": issuer + "/oauth/register",
             "require_pushed_authorization_requests": false,
             "claims_parameter_supported": true,
             // A client's `backchannel_logout_uri` hears of every ending session of the user it had;

@@ -130,6 +130,7 @@ struct Routes {
         admin.get("clients/:id", use: adminServices.showClient)
         admin.patch("clients/:id", use: adminServices.updateClient)
         admin.delete("clients/:id", use: adminServices.deleteClient)
+        admin.post("registration-tokens", use: adminServices.issueRegistrationToken)
         admin.get("keys", use: adminServices.listKeys)
         admin.post("keys/rotate", use: adminServices.rotateKey)
         admin.post("keys/:kid/revoke", use: adminServices.revokeKey)
@@ -167,6 +168,10 @@ struct Routes {
             .post("token", use: oauthRoutes.token)
         oauth.post("revoke", use: oauthRoutes.revoke)
         oauth.post("par", use: oauthRoutes.pushAuthorizationRequest)
+        let registration = RegistrationRoutes(services: services)
+        oauth.post("register", use: registration.register)
+        oauth.get("register/:client_id", use: registration.read)
+        oauth.delete("register/:client_id", use: registration.delete)
         oauth.post("introspect", use: oauthRoutes.introspect)
 
         // OIDC userinfo: a user's bearer token (in the header, or in a form POST's body), any of its

@@ -1,0 +1,123 @@
+import Foundation
+import GatehouseCore
+import GatehouseServer
+import GatehouseTesting
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOFoundationEssentialsCompat
+import Testing
+
+/// Dynamic client registration (RFC 7591) behind an operator's initial access token, and its
+/// management (RFC 7592).
+@Suite("Dynamic client registration")
+struct RegistrationTests {
+    static func register(_ client: some TestClientProtocol, _ metadata: [String: Any], token: String?) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await client.executeRequest(
+            uri: "/oauth/register", method: .post, headers: headers,
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: metadata)))
+    }
+
+    static func call(
+        _ client: some TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, token: String?
+    ) async throws -> TestResponse {
+        try await client.executeRequest(
+            uri: uri, method: method, headers: token.map { [.authorization: "Bearer \($0)"] } ?? [:], body: nil)
+    }
+
+    @Test(
+        "DCR-1: registration without an initial access token, or with a made-up one, is 401; bad metadata is 400 invalid_redirect_uri or invalid_client_metadata and leaves the token unspent; a token from the admin API registers one client (secret and registration token once) and only one; that client signs a user in through the hosted pages (as a third party: consent asked) and gets RS256 ID tokens; its registration token reads the registration and deletes the client, which then cannot authenticate"
+    )
+    func registration() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        let ops = try await server.createClient(id: "ops", kind: .confidential)
+        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
+            id: "ops", settings: [], scopes: ["admin:clients"])
+        try await server.withRouter { client in
+            let metadata: [String: Any] = [
+                "client_name": "Dynamic app", "redirect_uris": ["https://dyn.example/cb"],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "scope": "openid profile email", "backchannel_logout_uri": "https://dyn.example/logout", "unknown_member": 7,
+            ]
+            #expect(try await Self.register(client, metadata, token: nil).status == .unauthorized)
+            #expect(try await Self.register(client, metadata, token: "gh_iat_made-up").status == .unauthorized)
+
+            let opsSecret = try #require(ops.secret)
+            let admin = try #require(
+                try await client.form(
+                    "/oauth/token", ["grant_type": "client_credentials", "scope": "admin:clients"], basic: ("ops", opsSecret)
+                )
+                .string("access_token"))
+            let issued = try await client.json(.post, "/admin/v1/registration-tokens", ["ttl": 600], bearer: admin)
+            #expect(issued.status == .created, "\(issued.text)")
+            let token = try #require(issued.string("token"))
+
+            for (bad, error) in [
+                (metadata.merging(["redirect_uris": [String]()]) { _, b in b }, "invalid_redirect_uri"),
+                (metadata.merging(["redirect_uris": ["javascript:alert(1)"]]) { _, b in b }, "invalid_redirect_uri"),
+                (metadata.merging(["grant_types": ["implicit"]]) { _, b in b }, "invalid_client_metadata"),
+                (metadata.merging(["scope": "openid admin:users"]) { _, b in b }, "invalid_client_metadata"),
+                (metadata.merging(["backchannel_logout_uri": "http://dyn.example/logout"]) { _, b in b }, "invalid_client_metadata"),
+            ] as [([String: Any], String)] {
+                let refused = try await Self.register(client, bad, token: token)
+                #expect(refused.status == .badRequest && refused.string("error") == error, "\(error): \(refused.text)")
+            }
+
+            let registered = try await Self.register(client, metadata, token: token)
+            #expect(registered.status == .created && registered.headers[.cacheControl] == "no-store", "\(registered.text)")
+            let clientID = try #require(registered.string("client_id"))
+            let secret = try #require(registered.string("client_secret"))
+            let access = try #require(registered.string("registration_access_token"))
+            #expect(registered.string("registration_client_uri") == "http://127.0.0.1:8080/oauth/register/\(clientID)")
+            #expect(registered.string("token_endpoint_auth_method") == "client_secret_basic" && registered.object["unknown_member"] == nil)
+            // The token registered one client: the same token again is refused.
+            #expect(try await Self.register(client, metadata, token: token).status == .unauthorized)
+
+            // The registered client signs a user in: sign-in page, then (a third party) consent.
+            let user = try await signUp(client)
+            // A registered client verifies addresses (the default): this user's is proved.
+            let subject = try #require(try decodeClaims(user.accessToken)["sub"] as? String)
+            let userID = try #require(UUID(uuidString: subject))
+            try await server.persistence.transaction { stores in
+                var record = try #require(try await stores.users.find(id: userID))
+                record.emailVerified = true
+                try await stores.users.update(record)
+            }
+            let jar = HostedJar(client)
+            let uri = authorizeURI([
+                ("response_type", "code"), ("client_id", clientID), ("redirect_uri", "https://dyn.example/cb"), ("scope", "openid email"),
+                ("state", "dyn"), ("nonce", "n-dyn"),
+            ])
+            let consentPage = try await Hosted.signIn(jar, uri, email: user.email, password: user.password)
+            let consent = try #require(HostedJar.action(consentPage, form: "consent"), "a registered client is a third party")
+            let answer = try await jar.submit(consent, [("decision", "allow")], csrf: HostedJar.csrf(consentPage))
+            let code = try #require(HostedJar.query(answer)["code"], "\(answer.status) \(answer.text.prefix(300))")
+            let tokens = try await client.form(
+                "/oauth/token", ["grant_type": "authorization_code", "code": code, "redirect_uri": "https://dyn.example/cb"],
+                basic: (clientID, secret))
+            #expect(tokens.status == .ok, "\(tokens.text)")
+            let idToken = try #require(tokens.string("id_token"))
+            #expect(try decodeClaims(idToken)["aud"] as? String == clientID)
+            let header =
+                try JSONSerialization.jsonObject(with: try decodeSegment(String(idToken.split(separator: ".")[0]))) as? [String: Any]
+            #expect(header?["alg"] as? String == "RS256")
+
+            // RFC 7592: the registration token reads and deletes; nothing else does.
+            let path = "/oauth/register/\(clientID)"
+            #expect(try await Self.call(client, .get, path, token: token).status == .unauthorized)
+            #expect(try await Self.call(client, .get, "/oauth/register/ops", token: access).status == .unauthorized)
+            let read = try await Self.call(client, .get, path, token: access)
+            #expect(read.status == .ok && read.string("client_id") == clientID && read.string("client_secret") == nil, "\(read.text)")
+            #expect(read.string("backchannel_logout_uri") == "https://dyn.example/logout")
+            #expect(try await Self.call(client, .delete, path, token: access).status == .noContent)
+            #expect(try await Self.call(client, .get, path, token: access).status == .unauthorized)
+            let gone = try await client.form("/oauth/token", ["grant_type": "client_credentials"], basic: (clientID, secret))
+            #expect(gone.status == .unauthorized)
+            let audit = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: "admin.client.created"))
+            #expect(audit.contains { $0.clientID == clientID && $0.actor == "registration" })
+        }
+    }
+}
