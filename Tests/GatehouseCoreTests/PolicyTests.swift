@@ -30,7 +30,7 @@ struct PolicyTests {
         #expect(EmailAddress.isValid(email) == valid)
     }
 
-    @Test("Profile fields: real past dates, BCP 47 tags, https pictures")
+    @Test("Profile fields: real past dates, BCP 47 tags, https pictures and pages, IANA zones, lengths in code points, addresses")
     func profileValidation() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         #expect(ProfileValidator.isPastDate("2000-02-29", now: now))
@@ -50,6 +50,23 @@ struct PolicyTests {
         var result = ValidationResult()
         ProfileValidator().validate(Profile(name: String(repeating: "x", count: 201), givenName: "A\u{0007}"), now: now, into: &result)
         #expect(result.errors.map(\.field) == ["profile.name", "profile.given_name"])
+        // The OpenID Connect claims: lengths in code points (JSON Schema's count), not graphemes; https
+        // pages; IANA zones; addresses with line breaks but no other control characters.
+        var more = ValidationResult()
+        let profile = Profile(
+            middleName: String(repeating: "e\u{0301}", count: 101), nickname: "Buffy", profileURL: "http://example.com/b",
+            website: "https://example.com", zoneinfo: "Mars/Olympus",
+            address: PostalAddress(formatted: "1630 Revello Drive\nSunnydale", streetAddress: "1630\u{0007}", country: "USA"))
+        ProfileValidator().validate(profile, now: now, into: &more)
+        #expect(
+            more.errors.map(\.field) == ["profile.middle_name", "profile.profile", "profile.zoneinfo", "profile.address.street_address"],
+            "\(more.errors.map(\.field))")
+        var fine = ValidationResult()
+        ProfileValidator().validate(
+            Profile(
+                middleName: String(repeating: "e\u{0301}", count: 100), zoneinfo: "Europe/Oslo", address: PostalAddress(formatted: "A\nB")),
+            now: now, into: &fine)
+        #expect(fine.isValid)
     }
 
     @Test("Scopes granted are the requested ones the client allows; openid only on request")

@@ -30,7 +30,8 @@ public struct ProfileValidator: Sendable {
         ]
         for (field, value) in texts {
             guard let value else { continue }
-            if value.count > Self.maxNameLength {
+            // Counted in code points, as JSON Schema's maxLength counts (a grapheme may hold many).
+            if value.unicodeScalars.count > Self.maxNameLength {
                 result.invalidate(field: "profile.\(field)", code: .tooLong, message: "Use at most \(Self.maxNameLength) characters.")
             } else if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 result.invalidate(field: "profile.\(field)", code: .invalidFormat, message: "Control characters are not allowed.")
@@ -56,7 +57,7 @@ public struct ProfileValidator: Sendable {
             ("address.formatted", profile.address?.formatted), ("address.street_address", profile.address?.streetAddress),
         ] {
             guard let value else { continue }
-            if value.count > 1000 {
+            if value.unicodeScalars.count > 1000 {
                 result.invalidate(field: "profile.\(field)", code: .tooLong, message: "Use at most 1000 characters.")
             } else if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
                 result.invalidate(
