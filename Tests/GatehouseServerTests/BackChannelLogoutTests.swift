@@ -1,5 +1,3 @@
-import Crypto
-import CryptoExtras
 import Foundation
 import GatehouseCore
 import GatehouseServer
@@ -66,23 +64,8 @@ struct BackChannelLogoutTests {
     static func verify(
         _ token: String, jwks: [[String: Any]], client: String, algorithm: String, idToken: String, issuer: String, now: Date
     ) throws {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        try #require(parts.count == 3)
-        let header = try #require(try JSONSerialization.jsonObject(with: decodeSegment(parts[0])) as? [String: Any])
+        let (header, _) = try JWSCheck.verify(token, jwks: jwks)
         #expect(header["typ"] as? String == "logout+jwt" && header["alg"] as? String == algorithm, "\(header)")
-        let key = try #require(jwks.first { $0["kid"] as? String == header["kid"] as? String })
-        let input = Data((parts[0] + "." + parts[1]).utf8)
-        let signature = try decodeSegment(parts[2])
-        if algorithm == "RS256" {
-            let rsa = try _RSA.Signing.PublicKey(
-                n: try decodeSegment(try #require(key["n"] as? String)), e: try decodeSegment(try #require(key["e"] as? String)))
-            #expect(rsa.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5))
-        } else {
-            let ec = try P256.Signing.PublicKey(
-                x963Representation: [0x04] + decodeSegment(try #require(key["x"] as? String))
-                    + decodeSegment(try #require(key["y"] as? String)))
-            #expect(ec.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: input))
-        }
         let claims = try decodeClaims(token)
         let id = try decodeClaims(idToken)
         #expect(claims["iss"] as? String == issuer && claims["aud"] as? String == client)

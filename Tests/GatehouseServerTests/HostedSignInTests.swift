@@ -1,5 +1,4 @@
 import Crypto
-import CryptoExtras
 import Foundation
 import GatehouseCore
 import GatehouseServer
@@ -381,40 +380,4 @@ struct HostedSignInTests {
         }
     }
 
-    @Test(
-        "HS-15: two sign-ins of one user to one client at once (two browsers) each get a code, and each code redeems whichever goes first; the ID tokens are RS256 and verify with the JWKS's RSA key"
-    )
-    func concurrentCodes() async throws {
-        let (server, _) = try await Hosted.start()
-        try await server.withRouter { client in
-            let user = try await signUp(client, clientID: "spa")
-            var codes: [(code: String, verifier: String)] = []
-            for _ in 0..<2 {
-                let jar = HostedJar(client)
-                let pkce = pkcePair()
-                let answer = try await Hosted.signIn(
-                    jar, Hosted.request(challenge: pkce.challenge), email: user.email, password: user.password)
-                codes.append((try #require(HostedJar.query(answer)["code"]), pkce.verifier))
-            }
-            // The second code first: redeeming one must not spend the other.
-            for (code, verifier) in codes.reversed() {
-                let tokens = try await Hosted.exchange(client, code: code, verifier: verifier)
-                #expect(tokens.status == .ok, "\(tokens.text)")
-                let idToken = try #require(tokens.string("id_token"))
-                let parts = idToken.split(separator: ".").map(String.init)
-                let header = try JSONSerialization.jsonObject(with: try decodeSegment(parts[0])) as? [String: Any]
-                #expect(header?["alg"] as? String == "RS256")
-                let jwks = try await client.json(.get, "/.well-known/jwks.json")
-                let key = try #require(
-                    (jwks.object["keys"] as? [[String: Any]])?.first { $0["kid"] as? String == header?["kid"] as? String })
-                let rsa = try _RSA.Signing.PublicKey(
-                    n: try decodeSegment(try #require(key["n"] as? String)), e: try decodeSegment(try #require(key["e"] as? String)))
-                #expect(
-                    rsa.isValidSignature(
-                        _RSA.Signing.RSASignature(rawRepresentation: try decodeSegment(parts[2])),
-                        for: Data((parts[0] + "." + parts[1]).utf8),
-                        padding: .insecurePKCS1v1_5))
-            }
-        }
-    }
 }

@@ -1,5 +1,3 @@
-import Crypto
-import CryptoExtras
 import Foundation
 import GatehouseCore
 import GatehouseServer
@@ -12,29 +10,6 @@ import Testing
 /// Each client's choice of algorithm for its ID tokens, access tokens and userinfo answers.
 @Suite("Signing algorithms per client")
 struct SigningAlgorithmTests {
-    /// Verifies a compact JWS against the JWKS key its header names; returns the header and claims.
-    static func verify(_ jws: String, jwks: [[String: Any]]) throws -> (header: [String: Any], claims: [String: Any]) {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        try #require(parts.count == 3)
-        let header = try #require(try JSONSerialization.jsonObject(with: decodeSegment(parts[0])) as? [String: Any])
-        let key = try #require(jwks.first { $0["kid"] as? String == header["kid"] as? String }, "\(header)")
-        #expect(key["alg"] as? String == header["alg"] as? String)
-        let input = Data((parts[0] + "." + parts[1]).utf8)
-        let signature = try decodeSegment(parts[2])
-        if header["alg"] as? String == "RS256" {
-            let rsa = try _RSA.Signing.PublicKey(
-                n: try decodeSegment(try #require(key["n"] as? String)), e: try decodeSegment(try #require(key["e"] as? String)))
-            #expect(rsa.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5))
-        } else {
-            let ec = try P256.Signing.PublicKey(
-                x963Representation: [0x04] + decodeSegment(try #require(key["x"] as? String))
-                    + decodeSegment(try #require(key["y"] as? String)))
-            #expect(ec.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: input))
-        }
-        let claims = try #require(try JSONSerialization.jsonObject(with: decodeSegment(parts[1])) as? [String: Any])
-        return (header, claims)
-    }
-
     @Test(
         "SIG-1: a client with id_token_signed_response_alg=ES256 gets ES256 ID tokens, with access_token_signed_response_alg=RS256 RS256 access tokens that /v1/me accepts, with userinfo_signed_response_alg=RS256 userinfo as application/jwt (iss, aud, sub, the scopes' claims); the default client gets RS256 ID tokens, ES256 access tokens and plain JSON userinfo; every signature verifies with the JWKS"
     )
@@ -57,25 +32,25 @@ struct SigningAlgorithmTests {
                 tokensOf[id] = try await Hosted.exchange(client, code: code, verifier: pkce.verifier, id: id)
             }
             let custom = try #require(tokensOf["spa"])
-            let (idHeader, idClaims) = try Self.verify(try #require(custom.string("id_token")), jwks: jwks)
+            let (idHeader, idClaims) = try JWSCheck.verify(try #require(custom.string("id_token")), jwks: jwks)
             #expect(idHeader["alg"] as? String == "ES256" && idClaims["aud"] as? String == "spa")
             let access = try #require(custom.string("access_token"))
-            let (accessHeader, _) = try Self.verify(access, jwks: jwks)
+            let (accessHeader, _) = try JWSCheck.verify(access, jwks: jwks)
             #expect(accessHeader["alg"] as? String == "RS256" && accessHeader["typ"] as? String == "at+jwt")
             #expect(try await client.json(.get, "/v1/me", bearer: access).status == .ok)
 
             let info = try await client.executeRequest(
                 uri: "/userinfo", method: .get, headers: [.authorization: "Bearer \(access)"], body: nil)
             #expect(info.status == .ok && info.headers[.contentType] == "application/jwt", "\(info.headers)")
-            let (infoHeader, infoClaims) = try Self.verify(String(buffer: info.body), jwks: jwks)
+            let (infoHeader, infoClaims) = try JWSCheck.verify(String(buffer: info.body), jwks: jwks)
             #expect(infoHeader["alg"] as? String == "RS256")
             #expect(infoClaims["iss"] as? String == Hosted.issuer && infoClaims["aud"] as? String == "spa")
             #expect(infoClaims["sub"] as? String == idClaims["sub"] as? String && infoClaims["email"] as? String == user.email.lowercased())
 
             let plain = try #require(tokensOf["plain"])
-            #expect(try Self.verify(try #require(plain.string("id_token")), jwks: jwks).header["alg"] as? String == "RS256")
+            #expect(try JWSCheck.verify(try #require(plain.string("id_token")), jwks: jwks).header["alg"] as? String == "RS256")
             let plainAccess = try #require(plain.string("access_token"))
-            #expect(try Self.verify(plainAccess, jwks: jwks).header["alg"] as? String == "ES256")
+            #expect(try JWSCheck.verify(plainAccess, jwks: jwks).header["alg"] as? String == "ES256")
             let plainInfo = try await client.json(.get, "/userinfo", bearer: plainAccess)
             #expect(plainInfo.status == .ok && plainInfo.headers[.contentType]?.hasPrefix("application/json") == true)
         }

@@ -48,7 +48,7 @@ struct SigningKeyMaterial: Sendable {
         case .es256: publicJWK = ecJWK(try P256.Signing.PrivateKey(rawRepresentation: privateBytes).publicKey)
         case .rs256:
             let key = try _RSA.Signing.PrivateKey(derRepresentation: privateBytes)
-            guard key.keySizeInBits >= rsaBits else { throw SigningKeysError.unknownAlgorithm("RSA under \(rsaBits) bits") }
+            guard key.keySizeInBits >= rsaBits else { throw SigningKeysError.weakKey(bits: key.keySizeInBits) }
             publicJWK = try rsaJWK(JWTKit.Insecure.RSA.PublicKey(backing: key.publicKey))
         }
         let kid = Self.kid(publicJWK: publicJWK)
