@@ -29,7 +29,7 @@ struct RegistrationTests {
     }
 
     @Test(
-        "DCR-1: registration without an initial access token, or with a made-up one, is 401; bad metadata is 400 invalid_redirect_uri or invalid_client_metadata and leaves the token unspent; a token from the admin API registers one client (secret and registration token once) and only one; that client signs a user in through the hosted pages (as a third party: consent asked) and gets RS256 ID tokens; its registration token reads the registration and deletes the client, which then cannot authenticate"
+        "DCR-1: registration without an initial access token, or with a made-up one, is 401 (bad metadata too); bad metadata is 400 invalid_redirect_uri or invalid_client_metadata and leaves the token unspent; a token from the admin API registers one client (secret and registration token once) and only one; that client signs a user in through the hosted pages (as a third party: consent asked) and gets RS256 ID tokens; its registration token reads the registration and deletes the client, which then cannot authenticate"
     )
     func registration() async throws {
         let server = try await TestServer.startOpen(.sqlite)
@@ -43,6 +43,8 @@ struct RegistrationTests {
                 "scope": "openid profile email", "backchannel_logout_uri": "https://dyn.example/logout", "unknown_member": 7,
             ]
             #expect(try await Self.register(client, metadata, token: nil).status == .unauthorized)
+            // Without a token even bad metadata is 401: the checks are not shown to strangers.
+            #expect(try await Self.register(client, ["redirect_uris": ["javascript:x"]], token: nil).status == .unauthorized)
             #expect(try await Self.register(client, metadata, token: "gh_iat_made-up").status == .unauthorized)
 
             let opsSecret = try #require(ops.secret)

@@ -82,6 +82,18 @@ public struct ClientRegistration: Sendable {
     /// Registers a client from its metadata (the JSON body), spending `initialToken`. The metadata is
     /// checked before the token is spent, so a refused registration can be corrected and sent again.
     public func register(_ metadata: [String: Any], initialToken: String?, issuer: String, meta: RequestMeta) async throws -> Registered {
+        // The token first (looked at, not spent): without one, nobody learns what the checks accept.
+        let refused = GatehouseError.unauthorized("The initial access token is unknown, used or expired.")
+        guard let initialToken, initialToken.utf8.count <= 256 else {
+            throw GatehouseError.unauthorized("An initial access token is required to register a client.")
+        }
+        let hash = Secrets.sha256Hex(initialToken)
+        let checkedAt = clock.now()
+        let usable = try await persistence.read { stores in
+            guard let record = try await stores.codes.find(tokenHash: hash) else { return false }
+            return record.purpose == .initialAccessToken && record.consumedAt == nil && record.expiresAt > checkedAt
+        }
+        guard usable else { throw refused }
         let request = try Self.read(metadata)
         // Everything ClientAdmin will check, checked before the token is spent.
         do {
@@ -91,12 +103,8 @@ public struct ClientRegistration: Sendable {
         } catch ClientAdminError.invalid(let why) {
             throw why.contains("redirect") ? GatehouseError.invalidRedirectURI(why) : GatehouseError.invalidClientMetadata(why)
         }
-        guard let initialToken, initialToken.utf8.count <= 256 else {
-            throw GatehouseError.unauthorized("An initial access token is required to register a client.")
-        }
         let actor = AdminActor(name: "registration", meta: meta)
         let admin = ClientAdmin(persistence: persistence, clock: clock, cache: cache)
-        let hash = Secrets.sha256Hex(initialToken)
         let now = clock.now()
         let spent = try await persistence.transaction { stores -> Bool in
             guard let record = try await stores.codes.find(tokenHash: hash), record.purpose == .initialAccessToken,
@@ -104,7 +112,8 @@ public struct ClientRegistration: Sendable {
             else { return false }
             return try await stores.codes.consume(id: record.id, at: now)
         }
-        guard spent else { throw GatehouseError.unauthorized("The initial access token is unknown, used or expired.") }
+        // Spent now, in one statement: of two registrations racing with one token, one wins.
+        guard spent else { throw refused }
         let created: ClientAdmin.Created
         do {
             created = try await admin.create(
