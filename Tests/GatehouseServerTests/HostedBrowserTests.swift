@@ -16,7 +16,7 @@ struct HostedBrowserTests {
     }
 
     @Test(
-        "OIDC-1: an unmodified OpenID Connect client library (Authlib) drives the code flow with PKCE while headless Chromium fills in the hosted pages: sign-in, SSO into a third-party client without a password through its required-fields and consent pages, prompt=none with a session, the terms page after a terms bump, max_age=0 forcing a new sign-in, RP-initiated logout ending SSO and the sessions it signed in, prompt=none without a session answering login_required; ID tokens, at_hash, auth_time and userinfo checked by the library; screenshots of every page",
+        "OIDC-1: an unmodified OpenID Connect client library (Authlib) drives the code flow with PKCE while headless Chromium fills in the hosted pages: sign-in, SSO into a third-party client without a password through its required-fields and consent pages, prompt=none with a session, the terms page after a terms bump, max_age=0 forcing a new sign-in, RP-initiated logout ending SSO and the sessions it signed in after Chromium loaded the front-channel logout frames (iss and the client's sid), prompt=none without a session answering login_required; ID tokens, at_hash, auth_time and userinfo checked by the library; screenshots of every page",
         .enabled("needs chromium, chromedriver, selenium and authlib") {
             let browser = try await Browser.available()
             let authlib = try await Self.authlibAvailable()
@@ -30,10 +30,16 @@ struct HostedBrowserTests {
         let terms = ["terms_client_version=1", "terms_client_url=https://example.com/terms/1"]
         _ = try await server.createClient(
             id: "web-public", redirectURIs: [app + "/cb"],
-            settings: ["email_verification=off", "post_logout_redirect_uris=\(app)/logged-out", "brand_color=#1b5e20"] + terms)
+            settings: [
+                "email_verification=off", "post_logout_redirect_uris=\(app)/logged-out", "brand_color=#1b5e20",
+                "frontchannel_logout_uri=\(app)/fc?client=web-public",
+            ] + terms)
         let partner = try await server.createClient(
             id: "partner", kind: .confidential, redirectURIs: [app + "/cb2"],
-            settings: ["email_verification=off", "third_party=on", "required_fields=name", "post_logout_redirect_uris=\(app)/logged-out"])
+            settings: [
+                "email_verification=off", "third_party=on", "required_fields=name", "post_logout_redirect_uris=\(app)/logged-out",
+                "frontchannel_logout_uri=\(app)/fc?client=partner",
+            ])
         let admin = try await server.createClient(id: "ops", kind: .confidential)
         _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
             id: "ops", settings: [], scopes: ["admin:clients"])
@@ -68,12 +74,13 @@ struct HostedBrowserTests {
                 "--email", email, "--password", password, "--public-client", "web-public", "--confidential-client", "partner",
                 "--confidential-secret", try #require(partner.secret), "--admin-client", "ops", "--admin-secret",
                 try #require(admin.secret),
-                "--terms-version", "2",
+                "--terms-version", "2", "--frontchannel",
             ])
         #expect(result.status == 0, "\(result.output)")
         let last = result.output.split(separator: "\n").last.map(String.init) ?? ""
         let summary = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
         #expect(summary["ok"] as? Bool == true, "\(result.output)")
+        #expect(summary["frontchannel_frames"] as? [String] == ["partner", "web-public"], "\(summary)")
         #expect(
             summary["phases"] as? [String] == [
                 "discovery", "public-signin", "sso-confidential", "prompt-none", "terms-bump", "max-age-reauth", "rp-logout",

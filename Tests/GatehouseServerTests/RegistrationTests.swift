@@ -122,4 +122,84 @@ struct RegistrationTests {
             #expect(audit.contains { $0.clientID == clientID && $0.actor == "registration" })
         }
     }
+
+    static func put(
+        _ client: some TestClientProtocol, _ path: String, _ metadata: [String: Any], token: String
+    ) async throws -> TestResponse {
+        try await client.executeRequest(
+            uri: path, method: .put, headers: [.contentType: "application/json", .authorization: "Bearer \(token)"],
+            body: ByteBuffer(data: try JSONSerialization.data(withJSONObject: metadata)))
+    }
+
+    @Test(
+        "DCR-2: a pairwise registration names a sector_identifier_uri, fetched from a real HTTP server, that must list every redirect URI (else 400 and the token unspent), and its host becomes the sector; RFC 7592 update (PUT) with the registration token replaces the metadata (left-out members back to their defaults) while the sector stays; an update without client_id, with registration_access_token, with another client's secret or changing public/confidential is 400 invalid_client_metadata, with another token 401"
+    )
+    func update() async throws {
+        let listed = ["https://pw.example/cb", "https://pw2.example/cb"]
+        let sectorJSON = String(decoding: try JSONSerialization.data(withJSONObject: listed), as: UTF8.self)
+        let sectorHost = try await HookServer.start { _ in HookServer.Answer(status: 200, body: sectorJSON) }
+        let server = try await TestServer.startOpen(.sqlite)
+        do {
+            let registration = ClientRegistration(persistence: server.persistence, clock: server.clock)
+            let (token, _) = try await registration.issueInitialAccessToken(actor: .commandLine)
+            try await server.withRouter { client in
+                let sectorURI = "http://127.0.0.1:\(sectorHost.port)/jwks"
+                let metadata: [String: Any] = [
+                    "client_name": "Pairwise app", "redirect_uris": listed, "subject_type": "pairwise", "sector_identifier_uri": sectorURI,
+                ]
+                for bad in [
+                    metadata.merging(["redirect_uris": listed + ["https://unlisted.example/cb"]]) { _, b in b },
+                    metadata.filter { $0.key != "sector_identifier_uri" },
+                ] {
+                    let refused = try await Self.register(client, bad, token: token)
+                    #expect(refused.status == .badRequest && refused.string("error") == "invalid_client_metadata", "\(refused.text)")
+                }
+                let registered = try await Self.register(client, metadata, token: token)
+                #expect(registered.status == .created && registered.string("subject_type") == "pairwise", "\(registered.text)")
+                let clientID = try #require(registered.string("client_id"))
+                let access = try #require(registered.string("registration_access_token"))
+                let secret = try #require(registered.string("client_secret"))
+                let path = "/oauth/register/\(clientID)"
+                func sector() async throws -> String? {
+                    try await server.persistence.read { try await $0.clients.find(id: clientID) }?.settings.sectorIdentifier
+                }
+                #expect(try await sector() == "127.0.0.1")
+
+                let replacement: [String: Any] = [
+                    "client_id": clientID, "client_name": "Renamed", "redirect_uris": ["https://pw2.example/cb"],
+                    "subject_type": "pairwise",
+                    "backchannel_logout_uri": "https://pw2.example/bcl", "client_secret": secret,
+                ]
+                for bad in [
+                    replacement.filter { $0.key != "client_id" },
+                    replacement.merging(["registration_access_token": access]) { _, b in b },
+                    replacement.merging(["client_secret": "gh_cs_not-it"]) { _, b in b },
+                    replacement.merging(["token_endpoint_auth_method": "none"]) { _, b in b },
+                ] {
+                    let refused = try await Self.put(client, path, bad, token: access)
+                    #expect(refused.status == .badRequest && refused.string("error") == "invalid_client_metadata", "\(refused.text)")
+                }
+                #expect(try await Self.put(client, path, replacement, token: token).status == .unauthorized)
+                let updated = try await Self.put(client, path, replacement, token: access)
+                #expect(updated.status == .ok && updated.string("client_name") == "Renamed", "\(updated.text)")
+                #expect(updated.string("backchannel_logout_uri") == "https://pw2.example/bcl" && updated.string("client_secret") == nil)
+                #expect(try await sector() == "127.0.0.1")
+
+                // Left out, the back-channel URI goes back to its default (none).
+                let again = try await Self.put(client, path, replacement.filter { $0.key != "backchannel_logout_uri" }, token: access)
+                #expect(again.status == .ok && again.object["backchannel_logout_uri"] == nil, "\(again.text)")
+                let read = try await Self.call(client, .get, path, token: access)
+                #expect(read.string("client_name") == "Renamed" && read.object["backchannel_logout_uri"] == nil)
+                #expect((read.object["redirect_uris"] as? [String]) == ["https://pw2.example/cb"])
+                let audit = try await AuditLog(persistence: server.persistence).list(AuditQuery(type: "admin.client.updated"))
+                #expect(audit.filter { $0.clientID == clientID && $0.actor == "registration" }.count == 2)
+            }
+        } catch {
+            await sectorHost.stop()
+            await server.stop()
+            throw error
+        }
+        await sectorHost.stop()
+        await server.stop()
+    }
 }

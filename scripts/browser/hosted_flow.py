@@ -14,7 +14,9 @@ HTML pages. One Chromium session (its cookies are the Gatehouse browser session)
   max-age-reauth           public client, max_age=0: the sign-in page despite the session; a later
                            auth_time
   rp-logout                end_session_endpoint with id_token_hint; the app gets /logged-out?state=bye;
-                           the public client's refresh token is dead (invalid_grant)
+                           with --frontchannel, /fc?client=ID was loaded first in hidden frames, with
+                           iss and the public client's sid; the public client's refresh token is dead
+                           (invalid_grant)
   prompt-none-no-session   public client, prompt=none: error=login_required with the same state and iss
   signin-after-logout      a plain authorization request shows the sign-in page again
 
@@ -33,6 +35,7 @@ Screenshots of every Gatehouse page shown (01-signin.png, 02-fields.png, 03-cons
 the app's pages (app-*.png) go to DIR. No token, code, secret or password is ever printed.
 """
 import argparse
+import base64
 import json
 import os
 import sys
@@ -606,6 +609,8 @@ class Flow:
         b.app_screenshot("app-6-logged-out.png")
         check(hit.path == "/logged-out", f"the logout went to {hit.path}, not /logged-out")
         check(hit.one("state") == "bye", f"the logout's state is {hit.one('state')!r}, not 'bye'")
+        if getattr(a, "frontchannel", False):
+            self.check_frontchannel()
         try:
             OAuth2Session(a.public_client, default_timeout=TIMEOUT).refresh_token(
                 self.meta["token_endpoint"], refresh_token=self.results["refresh_token"])
@@ -613,6 +618,25 @@ class Flow:
             check(error.error == "invalid_grant", f"the refresh after the logout failed with {error.error}, not invalid_grant")
         else:
             raise Failure("the public client's refresh token still works after the logout")
+
+    def check_frontchannel(self):
+        """Front-channel logout: before the app got /logged-out, Chromium loaded the logout page's
+        hidden frames, one per client the browser session signed in that registered
+        /fc?client=ID, each with the issuer and the sid of that client's session."""
+        with self.browser.app.lock:
+            frames = [Hit(self.app_origin, path, body) for path, body in self.browser.app.hits if urlsplit(path).path == "/fc"]
+        check(frames, "the logout page loaded no front-channel frame")
+        for frame in frames:
+            check(frame.one("iss") == self.issuer, f"a front-channel frame's iss is {frame.one('iss')!r}")
+            check(frame.one("sid"), "a front-channel frame has no sid")
+        payload = self.results["public_id_token"].split(".")[1]
+        public_sid = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["sid"]
+        # One frame per app session: the public client has one for each code it exchanged.
+        pairs = {(frame.one("client"), frame.one("sid")) for frame in frames}
+        check(len(pairs) == len(frames), "a session was framed twice")
+        check((self.args.public_client, public_sid) in pairs,
+              f"no frame for the public client's session {public_sid}: {sorted(pairs)}")
+        self.results["frontchannel_frames"] = sorted({client for client, _ in pairs})
 
     def phase_prompt_none_no_session(self):
         a, b = self.args, self.browser
@@ -653,6 +677,8 @@ def main() -> int:
     parser.add_argument("--admin-client", required=True)
     parser.add_argument("--admin-secret", required=True)
     parser.add_argument("--terms-version", required=True)
+    parser.add_argument("--frontchannel", action="store_true",
+                        help="the clients registered APP/fc?client=ID as frontchannel_logout_uri: check its frames")
     args = parser.parse_args()
     SECRETS.add(args.password, args.confidential_secret, args.admin_secret)
     os.makedirs(args.shots, exist_ok=True)
@@ -660,6 +686,7 @@ def main() -> int:
     return run_phases(Flow, args, lambda flow, browser: {
         "auth_time_1": flow.results["auth_time_1"], "auth_time_5": flow.results["auth_time_5"],
         "logout_confirmation": flow.results["logout_confirmation"], "screenshots": browser.taken,
+        "frontchannel_frames": flow.results.get("frontchannel_frames", []),
     })
 
 

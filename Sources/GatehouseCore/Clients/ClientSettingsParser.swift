@@ -9,7 +9,8 @@ public enum ClientSettingsParser {
         "metadata_schema", "social_providers",
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
-        "jwks", "request_object_signing_alg", "require_pushed_authorization_requests",
+        "frontchannel_logout_uri",
+        "jwks", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -154,6 +155,12 @@ public enum ClientSettingsParser {
                 throw bad(key, "an https URL (http only to a loopback address)")
             }
             s.backchannelLogoutURI = value.isEmpty ? nil : value
+        case "frontchannel_logout_uri":
+            // Framed by the logout page, so the page's frame-src allows its origin: only TLS, or this machine.
+            guard value.isEmpty || RedirectURIRule.isSecureWebURL(value) else {
+                throw bad(key, "an https URL (http only to a loopback address)")
+            }
+            s.frontchannelLogoutURI = value.isEmpty ? nil : value
         case "jwks":
             if value.isEmpty {
                 s.jwks = nil
@@ -173,6 +180,15 @@ public enum ClientSettingsParser {
                 s.requestObjectSigningAlgorithm = algorithm
             }
         case "require_pushed_authorization_requests": s.requirePushedAuthorizationRequests = try toggle()
+        case "subject_type":
+            guard let type = ClientSettings.SubjectType(rawValue: value) else { throw bad(key, "public or pairwise") }
+            s.subjectType = type
+        case "sector_identifier":
+            // Changing it changes every pairwise subject of the client: allowed, since the operator
+            // may move a sector on purpose, but never done implicitly.
+            let host = value.lowercased()
+            guard host.isEmpty || SubjectIdentifiers.isValidSector(host) else { throw bad(key, "a host name such as app.example.com") }
+            s.sectorIdentifier = host.isEmpty ? nil : host
         case "max_failure_count":
             guard let n = Int(value), (1...10).contains(n) else { throw bad(key, "a whole number from 1 to 10") }
             s.maxFailureCount = n

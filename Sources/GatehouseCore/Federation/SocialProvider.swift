@@ -145,7 +145,8 @@ extension SocialProvider.AppleSigningKey: CustomStringConvertible, CustomDebugSt
 public struct SocialFederation: Sendable {
     public let providers: [String: SocialProvider]
     let verifier: IDTokenVerifier?
-    let http: (any FederationHTTP)?
+    /// The server's outbound HTTP (https only, bounded), also for fetches that are not a provider's.
+    public let http: (any FederationHTTP)?
 
     public init(providers: [SocialProvider] = [], fetcher: (any FederationHTTP)? = nil) {
         self.providers = Dictionary(providers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

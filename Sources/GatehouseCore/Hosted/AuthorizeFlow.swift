@@ -99,7 +99,9 @@ public struct AuthorizeFlow: Sendable {
         // not answer for them.
         let usable = browser.flatMap { principal -> BrowserPrincipal? in
             guard sessionSuffices(principal, for: request, at: now) else { return nil }
-            if let subject = request.hintSubject, subject != principal.user.id.uuidString.lowercased() { return nil }
+            if let subject = request.hintSubject, subject != services.tokens.subjects.subject(of: principal.user.id, for: client) {
+                return nil
+            }
             return principal
         }
         if request.prompt.contains("none") {

@@ -34,6 +34,7 @@ public struct ClientAdmin: Sendable {
             id: clientID, name: name, kind: kind, redirectURIs: redirectURIs,
             scopes: scopes.isEmpty ? ClientRecord.defaultScopes : scopes, isDefault: isDefault, createdAt: clock.now())
         try ClientSettingsParser.apply(settings, to: &record.settings)
+        try Self.fixSector(&record)
         var secret: String?
         if kind == .confidential {
             let fresh = Secrets.token(prefix: "gh_cs_")
@@ -78,6 +79,7 @@ public struct ClientAdmin: Sendable {
             if let name { client.name = name }
             if let redirectURIs { client.redirectURIs = redirectURIs }
             if let scopes { client.scopes = scopes }
+            try Self.fixSector(&client)
             client.updatedAt = now
             try await stores.clients.update(client)
             try await stores.audit.append(actor.event("client.updated", at: now, clientID: id))
@@ -105,6 +107,18 @@ public struct ClientAdmin: Sendable {
         return try await create(
             id: nil, name: "Default app", kind: .public, redirectURIs: [], scopes: [], settings: [], isDefault: true, actor: .system
         ).client
+    }
+
+    /// A pairwise client keeps the sector it was given or had when pairwise subjects were turned on:
+    /// its users' subjects must not move with its redirect URIs.
+    static func fixSector(_ client: inout ClientRecord) throws {
+        guard client.settings.subjectType == .pairwise, client.settings.sectorIdentifier == nil else { return }
+        guard let sector = SubjectIdentifiers.sector(of: client.redirectURIs) else {
+            throw ClientAdminError.invalid(
+                "subject_type=pairwise needs a sector_identifier (the host whose subjects it shares) unless all callback URIs share one host"
+            )
+        }
+        client.settings.sectorIdentifier = sector
     }
 
     static func makeID() -> String { "gh_c_" + Base64URL.encode(Secrets.randomBytes(12)) }

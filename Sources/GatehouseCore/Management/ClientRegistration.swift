@@ -7,7 +7,7 @@ extension OneTimeCodeRecord.Purpose {
     public static let registrationAccess = OneTimeCodeRecord.Purpose(rawValue: "registration_access")
 }
 
-/// Dynamic client registration (RFC 7591) and its management (RFC 7592, read and delete). Off unless
+/// Dynamic client registration (RFC 7591) and its management (RFC 7592: read, update, delete). Off unless
 /// an operator issues an initial access token (`gatehouse clients registration-token`, or the admin
 /// API): each registers one client. A registered client is made by ``ClientAdmin`` with the same
 /// rules and settings as a created one, as a third party (the hosted sign-in asks its users'
@@ -16,11 +16,15 @@ public struct ClientRegistration: Sendable {
     let persistence: any Persistence
     let clock: any WallClock
     let cache: ClientCache?
+    /// Fetches a `sector_identifier_uri` (https, or http to a loopback address; no redirects); without
+    /// one, registrations that name such a URI are refused.
+    let fetcher: (any FederationHTTP)?
 
-    public init(persistence: any Persistence, clock: any WallClock, cache: ClientCache? = nil) {
+    public init(persistence: any Persistence, clock: any WallClock, cache: ClientCache? = nil, fetcher: (any FederationHTTP)? = nil) {
         self.persistence = persistence
         self.clock = clock
         self.cache = cache
+        self.fetcher = fetcher
     }
 
     /// What the registration answers (RFC 7591 §3.2.1): the client's metadata as registered, its id,
@@ -44,6 +48,9 @@ public struct ClientRegistration: Sendable {
         public var backchannelLogoutURI: String?
         public var postLogoutRedirectURIs: [String]?
         public var requirePushedAuthorizationRequests: Bool
+        public var subjectType: String
+        public var frontchannelLogoutURI: String?
+        public var frontchannelLogoutSessionRequired: Bool?
 
         enum CodingKeys: String, CodingKey {
             case clientID = "client_id", clientSecret = "client_secret", clientIDIssuedAt = "client_id_issued_at"
@@ -55,6 +62,8 @@ public struct ClientRegistration: Sendable {
             case requestObjectSigningAlg = "request_object_signing_alg", backchannelLogoutURI = "backchannel_logout_uri"
             case postLogoutRedirectURIs = "post_logout_redirect_uris"
             case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+            case subjectType = "subject_type", frontchannelLogoutURI = "frontchannel_logout_uri"
+            case frontchannelLogoutSessionRequired = "frontchannel_logout_session_required"
         }
     }
 
@@ -94,15 +103,9 @@ public struct ClientRegistration: Sendable {
             return record.purpose == .initialAccessToken && record.consumedAt == nil && record.expiresAt > checkedAt
         }
         guard usable else { throw refused }
-        let request = try Self.read(metadata)
+        let request = try await sectorChecked(try Self.read(metadata))
         // Everything ClientAdmin will check, checked before the token is spent.
-        do {
-            var scratch = ClientSettings()
-            try ClientSettingsParser.apply(request.settings, to: &scratch)
-            for uri in request.redirectURIs { try RedirectURIRule.validateRedirectURI(uri) }
-        } catch ClientAdminError.invalid(let why) {
-            throw why.contains("redirect") ? GatehouseError.invalidRedirectURI(why) : GatehouseError.invalidClientMetadata(why)
-        }
+        try Self.precheck(request, kind: request.kind)
         let actor = AdminActor(name: "registration", meta: meta)
         let admin = ClientAdmin(persistence: persistence, clock: clock, cache: cache)
         let now = clock.now()
@@ -143,6 +146,41 @@ public struct ClientRegistration: Sendable {
         return Self.describe(client, issuer: issuer, grantTypes: nil)
     }
 
+    /// RFC 7592 update: the metadata sent replaces the registration (members left out return to
+    /// their defaults); the client id, its kind and its secret stay. The sector of pairwise subjects
+    /// stays too unless a new `sector_identifier_uri` names another.
+    public func update(
+        clientID: String, accessToken: String?, metadata: [String: Any], issuer: String, meta: RequestMeta
+    ) async throws -> Registered {
+        let client = try await authorize(clientID: clientID, accessToken: accessToken)
+        guard metadata["client_id"] as? String == clientID else {
+            throw GatehouseError.invalidClientMetadata("client_id must be sent, and be this client's id")
+        }
+        for key in ["registration_access_token", "registration_client_uri", "client_secret_expires_at", "client_id_issued_at"]
+        where metadata[key] != nil {
+            throw GatehouseError.invalidClientMetadata("\(key) must not be sent in an update (RFC 7592 §2.2)")
+        }
+        if let sent = metadata["client_secret"] {
+            guard let text = sent as? String, let hash = client.secretHash,
+                Secrets.constantTimeEquals(Secrets.sha256Hex(text), hash)
+            else { throw GatehouseError.invalidClientMetadata("client_secret must be the secret issued to this client") }
+        }
+        let request = try await sectorChecked(try Self.read(metadata))
+        guard request.kind == client.kind else {
+            throw GatehouseError.invalidClientMetadata("token_endpoint_auth_method cannot change between public and confidential")
+        }
+        try Self.precheck(request, kind: client.kind, sector: client.settings.sectorIdentifier)
+        let updated: ClientRecord
+        do {
+            updated = try await ClientAdmin(persistence: persistence, clock: clock, cache: cache).update(
+                id: clientID, settings: request.settings, name: request.name, redirectURIs: request.redirectURIs, scopes: request.scopes,
+                actor: AdminActor(name: "registration", meta: meta))
+        } catch ClientAdminError.invalid(let why) {
+            throw GatehouseError.invalidClientMetadata(why)
+        }
+        return Self.describe(updated, issuer: issuer, grantTypes: request.grantTypes)
+    }
+
     /// RFC 7592 delete: the client goes (its sessions end), and its registration token with it.
     public func delete(clientID: String, accessToken: String?, meta: RequestMeta) async throws {
         _ = try await authorize(clientID: clientID, accessToken: accessToken)
@@ -171,6 +209,48 @@ public struct ClientRegistration: Sendable {
         }
     }
 
+    /// ClientAdmin's rules, run on a scratch record so a refusal spends nothing.
+    static func precheck(_ request: Request, kind: ClientRecord.Kind, sector: String? = nil) throws {
+        do {
+            var scratch = ClientRecord(
+                id: "precheck", name: request.name, kind: kind, redirectURIs: request.redirectURIs, scopes: request.scopes,
+                createdAt: Date(timeIntervalSince1970: 0))
+            scratch.settings.sectorIdentifier = sector
+            try ClientSettingsParser.apply(request.settings, to: &scratch.settings)
+            for uri in request.redirectURIs { try RedirectURIRule.validateRedirectURI(uri) }
+            try ClientAdmin.fixSector(&scratch)
+        } catch ClientAdminError.invalid(let why) {
+            throw why.contains("redirect")
+                ? GatehouseError.invalidRedirectURI(why) : GatehouseError.invalidClientMetadata(why)
+        }
+    }
+
+    /// A `sector_identifier_uri` (OIDC Registration §5): fetched, it must list every redirect URI the
+    /// client registers; its host becomes the sector its pairwise subjects share.
+    func sectorChecked(_ request: Request) async throws -> Request {
+        guard let uri = request.sectorIdentifierURI else { return request }
+        guard RedirectURIRule.isSecureWebURL(uri), let host = URL(string: uri)?.host?.lowercased() else {
+            throw GatehouseError.invalidClientMetadata("sector_identifier_uri must be an https URL")
+        }
+        guard let fetcher else { throw GatehouseError.invalidClientMetadata("sector_identifier_uri cannot be fetched by this server") }
+        let listed: [String]
+        do {
+            let body = try await fetcher.get(uri)
+            guard body.count <= 64 * 1024, let uris = try JSONSerialization.jsonObject(with: body) as? [String] else {
+                throw ProviderCallError.malformed("not a JSON array of strings")
+            }
+            listed = uris
+        } catch {
+            throw GatehouseError.invalidClientMetadata("sector_identifier_uri did not answer a JSON array of redirect URIs")
+        }
+        guard Set(request.redirectURIs).isSubset(of: Set(listed)) else {
+            throw GatehouseError.invalidClientMetadata("every redirect URI must be listed at the sector_identifier_uri")
+        }
+        var checked = request
+        checked.settings.append("sector_identifier=" + host)
+        return checked
+    }
+
     struct Request {
         var name: String
         var kind: ClientRecord.Kind
@@ -178,6 +258,7 @@ public struct ClientRegistration: Sendable {
         var scopes: [String]
         var settings: [String]
         var grantTypes: [String]
+        var sectorIdentifierURI: String?
     }
 
     /// RFC 7591 §2 metadata into ``ClientAdmin``'s terms; unknown members are ignored (§2), values that
@@ -211,27 +292,31 @@ public struct ClientRegistration: Sendable {
             throw GatehouseError.invalidClientMetadata("a public client (none) cannot use client_credentials")
         }
         if m["jwks_uri"] != nil { throw GatehouseError.invalidClientMetadata("jwks_uri is not supported: register the keys as jwks") }
+        // Every member this reads is set, to its default when left out: an update replaces the
+        // registration (RFC 7592 §2.2), and a registration starts from the defaults anyway.
         var settings = ["third_party=on"]
         if let jwks = m["jwks"] {
             guard JSONSerialization.isValidJSONObject(jwks), let data = try? JSONSerialization.data(withJSONObject: jwks) else {
                 throw GatehouseError.invalidClientMetadata("jwks must be a JWK Set")
             }
             settings.append("jwks=" + String(decoding: data, as: UTF8.self))
+        } else {
+            settings.append("jwks=")
         }
-        for key in ["id_token_signed_response_alg", "userinfo_signed_response_alg", "request_object_signing_alg", "backchannel_logout_uri"]
-        {
-            if let value = try string(key) { settings.append("\(key)=\(value)") }
+        let defaults = [
+            "id_token_signed_response_alg": "RS256", "userinfo_signed_response_alg": "", "request_object_signing_alg": "",
+            "backchannel_logout_uri": "", "frontchannel_logout_uri": "", "subject_type": "public",
+        ]
+        for key in defaults.keys.sorted() { settings.append("\(key)=\(try string(key) ?? defaults[key]!)") }
+        settings.append("post_logout_redirect_uris=" + (try strings("post_logout_redirect_uris") ?? []).joined(separator: ","))
+        settings.append("logo_url=" + (try string("logo_uri") ?? ""))
+        for key in ["require_pushed_authorization_requests", "frontchannel_logout_session_required"] {
+            guard let value = m[key] else { continue }
+            guard let flag = value as? Bool else { throw GatehouseError.invalidClientMetadata("\(key) must be a boolean") }
+            // Gatehouse always sends `iss` and `sid` to front-channel logout URIs: nothing to store.
+            if key == "require_pushed_authorization_requests" { settings.append("\(key)=" + (flag ? "on" : "off")) }
         }
-        if let uris = try strings("post_logout_redirect_uris") {
-            settings.append("post_logout_redirect_uris=" + uris.joined(separator: ","))
-        }
-        if let logo = try string("logo_uri") { settings.append("logo_url=" + logo) }
-        if let par = m["require_pushed_authorization_requests"] {
-            guard let flag = par as? Bool else {
-                throw GatehouseError.invalidClientMetadata("require_pushed_authorization_requests must be a boolean")
-            }
-            settings.append("require_pushed_authorization_requests=" + (flag ? "on" : "off"))
-        }
+        if m["require_pushed_authorization_requests"] == nil { settings.append("require_pushed_authorization_requests=off") }
         let allowed = ClientRecord.defaultScopes + ["address", "phone"]
         let asked = (try string("scope")).map { $0.split(separator: " ").map(String.init) } ?? ClientRecord.defaultScopes
         guard Set(asked).isSubset(of: Set(allowed)) else {
@@ -240,7 +325,7 @@ public struct ClientRegistration: Sendable {
         let name = try string("client_name") ?? "Registered client"
         return Request(
             name: String(name.prefix(200)), kind: method == "none" ? .public : .confidential, redirectURIs: redirects, scopes: asked,
-            settings: settings, grantTypes: grants)
+            settings: settings, grantTypes: grants, sectorIdentifierURI: try string("sector_identifier_uri"))
     }
 
     static func describe(_ client: ClientRecord, issuer: String, grantTypes: [String]?) -> Registered {
@@ -256,6 +341,7 @@ public struct ClientRegistration: Sendable {
             idTokenSignedResponseAlg: s.idTokenSigningAlgorithm.rawValue, userinfoSignedResponseAlg: s.userinfoSigningAlgorithm?.rawValue,
             requestObjectSigningAlg: s.requestObjectSigningAlgorithm?.rawValue, backchannelLogoutURI: s.backchannelLogoutURI,
             postLogoutRedirectURIs: s.postLogoutRedirectURIs.isEmpty ? nil : s.postLogoutRedirectURIs,
-            requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests.isOn)
+            requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests.isOn, subjectType: s.subjectType.rawValue,
+            frontchannelLogoutURI: s.frontchannelLogoutURI, frontchannelLogoutSessionRequired: s.frontchannelLogoutURI == nil ? nil : true)
     }
 }

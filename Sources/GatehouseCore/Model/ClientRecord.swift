@@ -53,6 +53,11 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case required, off
     }
 
+    /// What `sub` this client is shown (OIDC Core §8): the user id, or a value of its sector alone.
+    public enum SubjectType: String, Sendable, Hashable, Codable {
+        case `public`, pairwise
+    }
+
     /// Second factors for this client's sign-ins: never asked (`off`), asked of users who enrolled one
     /// (`optional`, the default), or asked of everyone (`required`: a user without a factor enrols an
     /// authenticator app before the first session).
@@ -106,6 +111,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// Where OpenID Connect Back-Channel Logout tokens are posted when one of this client's sessions
     /// ends (an https URL, or http to a loopback address).
     public var backchannelLogoutURI: String?
+    /// Loaded in a hidden frame, with `iss` and `sid`, by the page that ends a browser session this
+    /// client signed in with (OpenID Connect Front-Channel Logout 1.0).
+    public var frontchannelLogoutURI: String?
     /// The client's public keys as a JWK Set (JSON): what its signed request objects verify with.
     public var jwks: String?
     /// The algorithm every request object of this client must be signed with; nil: any Gatehouse
@@ -113,6 +121,10 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var requestObjectSigningAlgorithm: SigningAlgorithm?
     /// Authorization requests must be pushed first (RFC 9126 PAR): a request that is not is refused.
     public var requirePushedAuthorizationRequests: Toggle = .off
+    public var subjectType: SubjectType = .public
+    /// The host whose pairwise subjects this client shares (clients of one sector see the same
+    /// `sub`); set from the redirect URIs when pairwise subjects are turned on without one.
+    public var sectorIdentifier: String?
 
     public init() {}
 
@@ -144,9 +156,12 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case accessTokenSigningAlgorithm = "access_token_signed_response_alg"
         case userinfoSigningAlgorithm = "userinfo_signed_response_alg"
         case backchannelLogoutURI = "backchannel_logout_uri"
+        case frontchannelLogoutURI = "frontchannel_logout_uri"
         case jwks
         case requestObjectSigningAlgorithm = "request_object_signing_alg"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case subjectType = "subject_type"
+        case sectorIdentifier = "sector_identifier"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -180,9 +195,12 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         accessTokenSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .accessTokenSigningAlgorithm) ?? .es256
         userinfoSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .userinfoSigningAlgorithm)
         backchannelLogoutURI = try c.decodeIfPresent(String.self, forKey: .backchannelLogoutURI)
+        frontchannelLogoutURI = try c.decodeIfPresent(String.self, forKey: .frontchannelLogoutURI)
         jwks = try c.decodeIfPresent(String.self, forKey: .jwks)
         requestObjectSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .requestObjectSigningAlgorithm)
         requirePushedAuthorizationRequests = try c.decodeIfPresent(Toggle.self, forKey: .requirePushedAuthorizationRequests) ?? .off
+        subjectType = try c.decodeIfPresent(SubjectType.self, forKey: .subjectType) ?? .public
+        sectorIdentifier = try c.decodeIfPresent(String.self, forKey: .sectorIdentifier)
     }
 
     private struct DefaultValues {

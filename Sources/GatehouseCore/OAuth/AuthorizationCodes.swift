@@ -165,8 +165,11 @@ public struct AuthorizationCodes: Sendable {
     /// it is, which a form decoder reads as a space (an app's `state` must come back exactly).
     public static func append(_ fields: [(String, String)], to redirect: String) throws -> URL {
         guard var components = URLComponents(string: redirect) else { throw GatehouseError.badRequest("Invalid redirect.") }
-        components.percentEncodedQuery = ([components.percentEncodedQuery].compactMap { $0 } + [FormEncoding.encode(fields)])
-            .joined(separator: "&")
+        // Nothing to add (a logout without `state`) leaves the URI as registered, without a bare `?`.
+        if !fields.isEmpty {
+            components.percentEncodedQuery = ([components.percentEncodedQuery].compactMap { $0 } + [FormEncoding.encode(fields)])
+                .joined(separator: "&")
+        }
         guard let url = components.url else { throw GatehouseError.badRequest("Invalid redirect.") }
         return url
     }

@@ -42,7 +42,8 @@ public struct OAuthFlows: Sendable {
             var answer = IntrospectionResponse(active: true)
             answer.scope = session.scopes.joined(separator: " ")
             answer.clientId = session.clientID
-            answer.sub = session.userID.uuidString.lowercased()
+            let client = try await services.clients.resolve(session.clientID)
+            answer.sub = services.tokens.subjects.subject(of: session.userID, for: client)
             answer.exp = Int(record.expiresAt.timeIntervalSince1970)
             answer.iat = Int(record.createdAt.timeIntervalSince1970)
             answer.iss = services.tokens.issuer

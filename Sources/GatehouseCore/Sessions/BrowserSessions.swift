@@ -90,10 +90,17 @@ public struct BrowserSessions: Sendable {
         return try await persistence.read { try await $0.sessions.find(id: id) }?.browserSessionID == browserSessionID
     }
 
+    /// A browser session that ended, and the app sessions it had signed in (ended with it): the
+    /// clients a front-channel logout page tells.
+    public struct Ended: Sendable {
+        public var session: BrowserSessionRecord
+        public var signedIn: [SessionRecord]
+    }
+
     /// Ends the browser session behind `cookieValue` and every app session it signed in (RP-initiated
-    /// logout); returns the session when one was live.
+    /// logout); returns them when the session was live.
     @discardableResult
-    public func end(cookieValue: String) async throws -> BrowserSessionRecord? {
+    public func end(cookieValue: String) async throws -> Ended? {
         guard cookieValue.hasPrefix("gh_bs_"), cookieValue.utf8.count <= 128 else { return nil }
         let hash = Secrets.sha256Hex(cookieValue)
         let now = clock.now()
@@ -106,7 +113,7 @@ public struct BrowserSessions: Sendable {
             let signedIn = try await stores.sessions.listLive(userID: session.userID, now: now).filter { $0.browserSessionID == session.id }
             try await notices.enqueue(for: signedIn, stores: stores, now: now)
             _ = try await stores.sessions.revokeAll(browserSessionID: session.id, at: now, reason: .browserLogout)
-            return session
+            return Ended(session: session, signedIn: signedIn)
         }
     }
 }

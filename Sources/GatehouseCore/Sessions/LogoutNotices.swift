@@ -23,8 +23,12 @@ public struct LogoutNotice: Codable, Sendable, Hashable {
 /// ends them, so a notice is never lost and never sent for a session that did not end.
 public struct LogoutNotices: Sendable {
     let secret: ServerSecret
+    let subjects: SubjectIdentifiers
 
-    public init(secret: ServerSecret) { self.secret = secret }
+    public init(secret: ServerSecret) {
+        self.secret = secret
+        self.subjects = SubjectIdentifiers(secret: secret)
+    }
 
     func enqueue(for sessions: [SessionRecord], stores: any Stores, now: Date) async throws {
         var clients: [String: ClientRecord?] = [:]
@@ -32,7 +36,7 @@ public struct LogoutNotices: Sendable {
             if clients[session.clientID] == nil { clients[session.clientID] = .some(try await stores.clients.find(id: session.clientID)) }
             guard let client = clients[session.clientID] ?? nil, let uri = client.settings.backchannelLogoutURI else { continue }
             let notice = LogoutNotice(
-                clientID: client.id, sid: session.id.uuidString.lowercased(), sub: session.userID.uuidString.lowercased(),
+                clientID: client.id, sid: session.id.uuidString.lowercased(), sub: subjects.subject(of: session.userID, for: client),
                 algorithm: client.settings.idTokenSigningAlgorithm)
             try await stores.outbox.enqueue(
                 OutboxMessage(

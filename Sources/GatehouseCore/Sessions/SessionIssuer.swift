@@ -83,14 +83,15 @@ public struct SessionIssuer: Sendable {
                     point: .tokenIssue, clientID: client.id, method: session.amr.first, identifier: user?.email, userID: session.userID,
                     scopes: session.scopes, meta: RequestMeta(userAgent: session.userAgent))
             ).claims : [:]
+        let subject = tokens.subjects.subject(of: session.userID, for: client)
         let access = try await tokens.issue(
-            subject: session.userID.uuidString.lowercased(), sessionID: session.id.uuidString.lowercased(),
+            subject: subject, sessionID: session.id.uuidString.lowercased(),
             clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences,
             authTime: session.authTime ?? session.createdAt, extraClaims: claims, algorithm: client.settings.accessTokenSigningAlgorithm)
         var idToken: String?
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(
-                subject: session.userID.uuidString.lowercased(), clientID: client.id,
+                subject: subject, clientID: client.id,
                 sessionID: session.id.uuidString.lowercased(), authTime: session.authTime ?? session.createdAt, nonce: nonce,
                 amr: session.amr, acr: acr, accessToken: access,
                 user: UserClaims(user: user, scopes: session.scopes, requested: session.requestedClaims?.idToken ?? []), ttl: ttl,

@@ -13,6 +13,7 @@ public struct ServerSecret: Sendable {
     private let successorKey: SymmetricKey
     private let codeKey: SymmetricKey
     private let csrfKey: SymmetricKey
+    private let pairwiseKey: SymmetricKey
 
     public init(bytes: [UInt8]) throws {
         guard bytes.count >= 32 else { throw ServerSecretError.tooShort }
@@ -25,6 +26,7 @@ public struct ServerSecret: Sendable {
         successorKey = derive("refresh-successor:v1")
         codeKey = derive("one-time-code:v1")
         csrfKey = derive("csrf:v1")
+        pairwiseKey = derive("pairwise-subject:v1")
     }
 
     /// Reads the secret file, creating it (0600, 256 random bits) when missing.
@@ -73,6 +75,14 @@ public struct ServerSecret: Sendable {
     /// keeps no state for it.
     public func csrfToken(for nonce: String) -> String {
         Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Data(nonce.utf8), using: csrfKey)))
+    }
+
+    /// A pairwise subject identifier (OIDC Core §8.1): the same user and sector always give the same
+    /// value, and no one without the secret can link two sectors' values or recover the user id. It
+    /// follows the secret: replacing the secret file changes every pairwise subject.
+    public func pairwiseSubject(userID: String, sector: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data((sector + "\u{0}" + userID).utf8), using: pairwiseKey)
+        return Base64URL.encode(Array(mac))
     }
 
     /// Keyed hash for short codes: a plain SHA-256 of a 6-digit code is reversed by trying all million.

@@ -9,13 +9,16 @@ public struct AccessTokens: Sendable {
     public let issuer: String
     /// Gatehouse is the resource server of its own `/v1` API, so it is the audience.
     public var audience: String { issuer }
+    /// The `sub` each client is shown: the user id, or a pairwise value.
+    public let subjects: SubjectIdentifiers
     private let clock: any WallClock
     private let verified = VerifiedTokenCache()
 
-    public init(keys: SigningKeys, issuer: String, clock: any WallClock) {
+    public init(keys: SigningKeys, issuer: String, clock: any WallClock, subjects: SubjectIdentifiers) {
         self.keys = keys
         self.issuer = issuer
         self.clock = clock
+        self.subjects = subjects
     }
 
     /// `resources`: the resource servers the token is also for (the client's `audiences`, or the one

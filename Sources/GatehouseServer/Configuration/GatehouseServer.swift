@@ -40,7 +40,8 @@ public struct GatehouseServer: Sendable {
             let hasher = try PasswordHasher(parameters: configuration.argon2, pool: pool)
             let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
             try await keys.load()
-            let tokens = AccessTokens(keys: keys, issuer: configuration.publicURL, clock: clock)
+            let tokens = AccessTokens(
+                keys: keys, issuer: configuration.publicURL, clock: clock, subjects: SubjectIdentifiers(secret: secret))
             var settings = configuration.coreSettings
             settings.smsAvailable = transports?[.sms] != nil || configuration.smsURL != nil || configuration.devOutbox
             let services = CoreServices(

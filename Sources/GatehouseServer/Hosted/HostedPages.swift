@@ -14,9 +14,16 @@ struct HostedPages: Sendable {
 
     static let defaultBrandColor = "#2754c5"
 
-    /// The only script any page runs: the form_post answer submits itself (its button works without it).
+    /// The only scripts pages run, allowed by their hashes: the form_post answer submits itself, and
+    /// the logout page moves on to the client once its front-channel frames loaded (both pages'
+    /// buttons and links work without them).
     static let formPostScript = "document.forms[0].submit()"
-    static let formPostScriptHash = "sha256-" + Data(SHA256.hash(data: Data(formPostScript.utf8))).base64EncodedString()
+    static let formPostScriptHash = hash(formPostScript)
+    static let continueScript =
+        #"addEventListener("load",function(){var a=document.getElementById("continue");if(a)location.replace(a.href)})"#
+    static let continueScriptHash = hash(continueScript)
+
+    static func hash(_ script: String) -> String { "sha256-" + Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString() }
 
     func language(uiLocales: String?, request: Request) -> String {
         if let uiLocales, !uiLocales.isEmpty {
@@ -42,12 +49,17 @@ struct HostedPages: Sendable {
     /// `strings`: the page's strings when the caller already made them (with the same `texts`).
     func page(
         _ name: String, lang: String, client: ClientRecord?, titleKey: String, values: [String: Any], texts: [String: String] = [:],
-        strings: [String: String]? = nil, status: HTTPResponse.Status = .ok, formTarget: String? = nil, cookies: [String] = []
+        strings: [String: String]? = nil, status: HTTPResponse.Status = .ok, formTarget: String? = nil, cookies: [String] = [],
+        frames: [String] = [], script: String? = nil
     ) -> Response {
         let strings = strings ?? self.strings(lang: lang, client: client, texts: texts)
         let title = strings[titleKey] ?? titleKey
+        var values = values
+        if let script { values["script"] = script == Self.continueScriptHash ? Self.continueScript : "" }
         let html = catalog.hostedPage(name, lang: lang, title: title, values: values, strings: strings, branding: branding(client))
-        return Self.respond(html, status: status, formAction: formTarget.flatMap(Self.source(of:)), cookies: cookies)
+        return Self.respond(
+            html, status: status, formAction: formTarget.flatMap(Self.source(of:)), cookies: cookies, script: script,
+            frames: frames.compactMap(Self.source(of:)))
     }
 
     /// An error page: nothing proves where to send the browser, so it stays here.
@@ -105,12 +117,14 @@ struct HostedPages: Sendable {
     }
 
     static func respond(
-        _ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil
+        _ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil,
+        frames: [String] = []
     ) -> Response {
         let csp =
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data: https:; "
             + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"
             + (script.map { "; script-src '\($0)'" } ?? "")
+            + (frames.isEmpty ? "" : "; frame-src " + Array(Set(frames)).sorted().joined(separator: " "))
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
             .contentSecurityPolicy: csp,

@@ -52,12 +52,15 @@ struct LogoutRoutes: Sendable {
         }
         let cookie = Cookies(request)[BrowserSessionCookie.name]
         let browser = context.browser
+        var frames: [URL] = []
         if let browser, let cookie {
             // The hint names this browser's user: the client asks for its own user's logout. Anything
             // else (no hint, another user's) asks the user first, so a link cannot sign anyone out.
             // The hint must be of a session this browser signed in, not merely of the same user.
             let confirmed =
-                if let hint = checked.hint, hint.sub == browser.user.id.uuidString.lowercased() {
+                if let hint = checked.hint, let client = checked.client,
+                    hint.sub == tokens.subjects.subject(of: browser.user.id, for: client)
+                {
                     try await sessions.signedIn(appSessionID: hint.sid, by: browser.session.id)
                 } else { false }
             let posted = request.method == .post && parameters["confirm"] == "yes"
@@ -70,17 +73,25 @@ struct LogoutRoutes: Sendable {
             } else if !confirmed {
                 return confirmation(parameters, checked: checked, lang: lang, request: request)
             }
-            try await sessions.end(cookieValue: cookie)
+            if let ended = try await sessions.end(cookieValue: cookie) {
+                frames = await FrontChannelLogout.frames(for: ended.signedIn, clients: clients, issuer: tokens.issuer)
+            }
         }
         // Cleared only when the browser sent one: a request without it ended nothing.
         let cleared = cookie == nil ? [] : [BrowserSessionCookie.make(value: "", maxAge: 0, secure: secureCookies).headerValue]
-        if let redirect = checked.redirect {
-            var response = PageResponses.redirect(
-                to: try AuthorizationCodes.append(checked.state.map { [("state", $0)] } ?? [], to: redirect))
+        let next = try checked.redirect.map { try AuthorizationCodes.append(checked.state.map { [("state", $0)] } ?? [], to: $0) }
+        if let next, frames.isEmpty {
+            var response = PageResponses.redirect(to: next)
             for value in cleared { response.headers.append(HTTPField(name: .setCookie, value: value)) }
             return response
         }
-        return pages.page("logged_out", lang: lang, client: checked.client, titleKey: "logged_out_title", values: [:], cookies: cleared)
+        // Clients to tell in the browser: the page frames them, and only once they have loaded
+        // (the window's load event waits for its frames) moves on to the client's redirect.
+        var values: [String: Any] = ["frames": frames.map { ["src": $0.absoluteString] }]
+        if let next { values["continue_url"] = next.absoluteString }
+        return pages.page(
+            "logged_out", lang: lang, client: checked.client, titleKey: "logged_out_title", values: values, cookies: cleared,
+            frames: frames.map(\.absoluteString), script: next == nil ? nil : HostedPages.continueScriptHash)
     }
 
     private func confirmation(_ parameters: [String: String], checked: Checked, lang: String, request: Request) -> Response {

@@ -27,13 +27,13 @@ struct UserInfoRoutes: Sendable {
             response.headers[.wwwAuthenticate] = #"Bearer error="insufficient_scope", scope="openid""#
             return response
         }
+        let client = try await clients.resolve(context.principal.session.clientID)
         var info = UserInfo(
-            sub: context.principal.user.id.uuidString.lowercased(),
+            sub: tokens.subjects.subject(of: context.principal.user.id, for: client),
             claims: UserClaims(
                 user: context.principal.user, scopes: scopes, requested: context.principal.session.requestedClaims?.userinfo ?? []))
         // A client that registered `userinfo_signed_response_alg` gets a JWT (OIDC Core §5.3.2), with
         // `iss` and `aud` so it cannot be replayed to another client as its own.
-        let client = try await clients.resolve(context.principal.session.clientID)
         guard let algorithm = client.settings.userinfoSigningAlgorithm else { return try Responses.json(info, noStore: true) }
         info.issuer = tokens.issuer
         info.audience = client.id

@@ -43,8 +43,12 @@ struct DiscoveryRoutes: Sendable {
             // the token's `sid` is the one in its ID tokens.
             "backchannel_logout_supported": true,
             "backchannel_logout_session_supported": true,
+            // The logout page frames each signed-in client's `frontchannel_logout_uri`, with iss and sid.
+            "frontchannel_logout_supported": true,
+            "frontchannel_logout_session_supported": true,
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-            "subject_types_supported": ["public"],
+            // Pairwise per client (`subject_type=pairwise`), by sector.
+            "subject_types_supported": ["public", "pairwise"],
             // RS256 first: OIDC Core §15.1 makes it mandatory, and it is the default of every client.
             "id_token_signing_alg_values_supported": SigningAlgorithm.allCases.map(\.rawValue),
             "userinfo_signing_alg_values_supported": SigningAlgorithm.allCases.map(\.rawValue),

@@ -3,18 +3,33 @@ import GatehouseCore
 import Hummingbird
 import NIOFoundationEssentialsCompat
 
-/// `/oauth/register` (RFC 7591) and `/oauth/register/{client_id}` (RFC 7592, read and delete): JSON
+/// `/oauth/register` (RFC 7591) and `/oauth/register/{client_id}` (RFC 7592: read, update, delete): JSON
 /// in and out, OAuth errors, bearer tokens (the initial access token, then the registration token).
 struct RegistrationRoutes: Sendable {
     let registration: ClientRegistration
     let issuer: String
 
     init(services: CoreServices) {
-        self.registration = ClientRegistration(persistence: services.persistence, clock: services.clock, cache: services.clientCache)
+        self.registration = ClientRegistration(
+            persistence: services.persistence, clock: services.clock, cache: services.clientCache, fetcher: services.social.http)
         self.issuer = services.tokens.issuer
     }
 
     @Sendable func register(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let metadata = try await Self.metadata(request)
+        let registered = try await registration.register(metadata, initialToken: request.bearerToken, issuer: issuer, meta: context.meta)
+        return try Responses.json(registered, status: .created, noStore: true)
+    }
+
+    @Sendable func update(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let clientID = try Self.clientID(context)
+        let metadata = try await Self.metadata(request)
+        let registered = try await registration.update(
+            clientID: clientID, accessToken: request.bearerToken, metadata: metadata, issuer: issuer, meta: context.meta)
+        return try Responses.json(registered, noStore: true)
+    }
+
+    static func metadata(_ request: Request) async throws -> [String: Any] {
         guard let contentType = request.headers[.contentType], RequestDecoding.isJSON(contentType) else {
             throw GatehouseError.unsupportedMediaType("Send the client metadata as application/json.")
         }
@@ -22,8 +37,7 @@ struct RegistrationRoutes: Sendable {
         guard let metadata = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw GatehouseError.invalidClientMetadata("The body must be a JSON object of client metadata.")
         }
-        let registered = try await registration.register(metadata, initialToken: request.bearerToken, issuer: issuer, meta: context.meta)
-        return try Responses.json(registered, status: .created, noStore: true)
+        return metadata
     }
 
     @Sendable func read(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -171,6 +171,7 @@ struct Routes {
         let registration = RegistrationRoutes(services: services)
         oauth.post("register", use: registration.register)
         oauth.get("register/:client_id", use: registration.read)
+        oauth.put("register/:client_id", use: registration.update)
         oauth.delete("register/:client_id", use: registration.delete)
         oauth.post("introspect", use: oauthRoutes.introspect)
 

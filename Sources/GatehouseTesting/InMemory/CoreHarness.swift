@@ -47,7 +47,8 @@ public struct CoreHarness: Sendable {
         logger.logLevel = .critical
         let services = CoreServices(
             persistence: persistence, hasher: try PasswordHasher(parameters: TestServer.testArgon2, pool: pool),
-            tokens: AccessTokens(keys: keys, issuer: settings.publicURL, clock: clock), secret: secret, clock: clock,
+            tokens: AccessTokens(keys: keys, issuer: settings.publicURL, clock: clock, subjects: SubjectIdentifiers(secret: secret)),
+            secret: secret, clock: clock,
             settings: settings, logger: logger, hooks: FlowHooks(hooks), social: social, assurance: assurance,
             factors: factors(secret, clock))
         return CoreHarness(services: services, persistence: persistence, clock: clock, pool: pool)
