@@ -40,7 +40,14 @@ struct BackChannelLogoutTests {
     static func signIn(
         _ client: some TestClientProtocol, jar: HostedJar, user: SignedIn, secret: String
     ) async throws -> [String: String] {
-        var idTokens: [String: String] = [:]
+        try await signInTokens(client, jar: jar, user: user, secret: secret).mapValues { try #require($0.string("id_token")) }
+    }
+
+    /// The same, with each client's whole token response.
+    static func signInTokens(
+        _ client: some TestClientProtocol, jar: HostedJar, user: SignedIn, secret: String
+    ) async throws -> [String: TestResponse] {
+        var answers: [String: TestResponse] = [:]
         for (id, redirect) in [
             ("rp-a", "https://rp-a.example/cb"), ("rp-b", "https://rp-b.example/cb"), ("rp-c", "https://rp-c.example/cb"),
         ] {
@@ -53,10 +60,10 @@ struct BackChannelLogoutTests {
             fields["code_verifier"] = pkce.verifier
             if id == "rp-a" { fields["client_secret"] = secret }
             let tokens = try await client.form("/oauth/token", fields)
-            let idToken: String = try #require(tokens.string("id_token"), "\(id): \(tokens.text)")
-            idTokens[id] = idToken
+            #expect(tokens.string("id_token") != nil, "\(id): \(tokens.text)")
+            answers[id] = tokens
         }
-        return idTokens
+        return answers
     }
 
     /// A logout token as a relying party checks it (§2.6): signature against the JWKS with the
@@ -138,8 +145,8 @@ struct BackChannelLogoutTests {
     }
 
     @Test(
-        "BCL-2: a sign-out everywhere (POST /v1/logout global), a password change and an operator's sign-out each tell the listening clients of the sessions they end, once per session",
-        arguments: ["global", "password", "admin"])
+        "BCL-2: a sign-out everywhere (POST /v1/logout global), a password change and an operator's sign-out each tell the listening clients of the sessions they end, once per session; a client's own ending of one session (POST /v1/logout local, RFC 7009 revocation of its refresh token) tells that client of that session alone",
+        arguments: ["global", "password", "admin", "local", "revoke"])
     func otherEndings(_ how: String) async throws {
         let receiver = try await HookServer.start { _ in HookServer.Answer(status: 200) }
         let server = try await TestServer.startOpen(.sqlite)
@@ -147,7 +154,10 @@ struct BackChannelLogoutTests {
             let secret = try await Self.clients(server, receiver: receiver)
             try await server.withRouter { client in
                 let user = try await signUp(client, clientID: "rp-c")
-                let idTokens = try await Self.signIn(client, jar: HostedJar(client), user: user, secret: secret)
+                let answers = try await Self.signInTokens(client, jar: HostedJar(client), user: user, secret: secret)
+                let idTokens = try answers.mapValues { try #require($0.string("id_token")) }
+                // How many logout tokens rp-a (at /hook) and rp-b (at /other) should get.
+                var expected = (1, 1)
                 switch how {
                 case "global":
                     let answer = try await client.json(.post, "/v1/logout", ["scope": "global"], bearer: user.accessToken)
@@ -157,6 +167,16 @@ struct BackChannelLogoutTests {
                         .put, "/v1/me/password", ["password": "a new passphrase here", "current_password": user.password],
                         bearer: user.accessToken)
                     #expect(answer.status == .noContent || answer.status == .ok, "\(answer.text)")
+                case "local":
+                    let access = try #require(answers["rp-b"]?.string("access_token"))
+                    let answer = try await client.json(.post, "/v1/logout", ["scope": "local"], bearer: access)
+                    #expect(answer.status == .noContent || answer.status == .ok, "\(answer.text)")
+                    expected = (0, 1)
+                case "revoke":
+                    let refresh = try #require(answers["rp-a"]?.string("refresh_token"))
+                    let answer = try await client.form("/oauth/revoke", ["token": refresh], basic: ("rp-a", secret))
+                    #expect(answer.status == .ok, "\(answer.text)")
+                    expected = (1, 0)
                 default:
                     let userID = try #require(try decodeClaims(user.accessToken)["sub"] as? String)
                     let ended = try await UserAdmin(services: server.services).signOut(
@@ -166,9 +186,12 @@ struct BackChannelLogoutTests {
                 _ = try await server.deliverMail()
                 let a = await receiver.requests(to: "/hook")
                 let b = await receiver.requests(to: "/other")
-                #expect(a.count == 1 && b.count == 1, "\(how): \(a.count) \(b.count)")
-                let sidA = try decodeClaims(try Self.logoutToken(try #require(a.first)))["sid"] as? String
-                #expect(sidA == (try decodeClaims(try #require(idTokens["rp-a"])))["sid"] as? String)
+                #expect(a.count == expected.0 && b.count == expected.1, "\(how): \(a.count) \(b.count)")
+                for (received, id) in [(a.first, "rp-a"), (b.first, "rp-b")] {
+                    guard let received else { continue }
+                    let sid = try decodeClaims(try Self.logoutToken(received))["sid"] as? String
+                    #expect(sid == (try decodeClaims(try #require(idTokens[id])))["sid"] as? String)
+                }
             }
         } catch {
             await receiver.stop()

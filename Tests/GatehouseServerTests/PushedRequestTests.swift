@@ -7,6 +7,7 @@ import GatehouseTesting
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import Testing
 
 /// Signed request objects (RFC 9101) checked against the client's registered keys, and pushed
@@ -19,21 +20,23 @@ struct PushedRequestTests {
     struct ClientKey {
         let rsa = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
         let ec = P256.Signing.PrivateKey()
+        /// The kids are `r` and `e` followed by this: a rotated key set has other kids.
+        var id = "1"
 
         var jwks: String {
             let primitives = try! rsa.publicKey.getKeyPrimitives()
             let (n, e) = (primitives.modulus, primitives.publicExponent)
             let x963 = Array(ec.publicKey.x963Representation)
             let keys: [[String: String]] = [
-                ["kty": "RSA", "kid": "r1", "use": "sig", "n": Base64URL.encode(n), "e": Base64URL.encode(e)],
-                ["kty": "EC", "crv": "P-256", "kid": "e1", "x": Base64URL.encode(x963[1..<33]), "y": Base64URL.encode(x963[33..<65])],
+                ["kty": "RSA", "kid": "r" + id, "use": "sig", "n": Base64URL.encode(n), "e": Base64URL.encode(e)],
+                ["kty": "EC", "crv": "P-256", "kid": "e" + id, "x": Base64URL.encode(x963[1..<33]), "y": Base64URL.encode(x963[33..<65])],
             ]
             return String(decoding: try! JSONSerialization.data(withJSONObject: ["keys": keys]), as: UTF8.self)
         }
 
         func sign(_ claims: [String: Any], alg: String = "RS256", kid: String? = nil) throws -> String {
             var header: [String: Any] = ["alg": alg, "typ": "oauth-authz-req+jwt"]
-            header["kid"] = kid ?? (alg == "RS256" ? "r1" : "e1")
+            header["kid"] = kid ?? (alg == "RS256" ? "r" : "e") + id
             let input =
                 Base64URL.encode(try JSONSerialization.data(withJSONObject: header)) + "."
                 + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims))
@@ -197,5 +200,51 @@ struct PushedRequestTests {
             let signedAnswer = try await jar.open(authorizeURI([("client_id", "signer"), ("request_uri", signedPush)]))
             #expect(HostedJar.query(signedAnswer)["state"] == "signed-push" && HostedJar.query(signedAnswer)["code"] != nil)
         }
+    }
+
+    @Test(
+        "JAR-2: a client that publishes its keys at jwks_uri (a real HTTP server) has its signed request objects read: the set is fetched once and cached; after the client rotates, an object with the new kid makes one refetch and is read; an object with a kid the new set lacks is refused with invalid_request_object without another fetch inside a minute"
+    )
+    func publishedKeys() async throws {
+        let (first, rotated) = (ClientKey(), ClientKey(id: "2"))
+        let served = Mutex(first.jwks)
+        let fetches = Mutex(0)
+        let publisher = try await HookServer.start { received in
+            guard received.path == "/jwks" else { return HookServer.Answer(status: 404) }
+            fetches.withLock { $0 += 1 }
+            return HookServer.Answer(status: 200, body: served.withLock { $0 })
+        }
+        let server = try await TestServer.startOpen(.sqlite)
+        do {
+            _ = try await server.createClient(
+                id: "signer", kind: .confidential, redirectURIs: [Self.redirect],
+                settings: ["email_verification=off", "jwks_uri=http://127.0.0.1:\(publisher.port)/jwks"])
+            try await server.withRouter { client in
+                let user = try await signUp(client, clientID: "signer")
+                let jar = HostedJar(client)
+                let signedIn = try await Hosted.signIn(
+                    jar, Self.authorize(try first.sign(Self.claims(state: "a", now: server.clock.now()))), email: user.email,
+                    password: user.password)
+                #expect(HostedJar.query(signedIn)["state"] == "a", "\(signedIn.text)")
+                let again = try await jar.open(
+                    Self.authorize(try first.sign(Self.claims(state: "b", now: server.clock.now()), alg: "ES256")))
+                #expect(HostedJar.query(again)["state"] == "b" && fetches.withLock { $0 } == 1)
+
+                served.withLock { $0 = rotated.jwks }
+                server.clock.advance(by: 61)
+                let new = try await jar.open(Self.authorize(try rotated.sign(Self.claims(state: "c", now: server.clock.now()))))
+                #expect(HostedJar.query(new)["state"] == "c" && HostedJar.query(new)["code"] != nil, "\(HostedJar.query(new))")
+                #expect(fetches.withLock { $0 } == 2)
+                let old = try await jar.send(.get, Self.authorize(try first.sign(Self.claims(state: "d", now: server.clock.now()))))
+                #expect(HostedJar.query(old)["error"] == "invalid_request_object", "\(HostedJar.query(old))")
+                #expect(fetches.withLock { $0 } == 2)
+            }
+        } catch {
+            await publisher.stop()
+            await server.stop()
+            throw error
+        }
+        await publisher.stop()
+        await server.stop()
     }
 }

@@ -119,6 +119,7 @@ public struct DeviceAuthenticatorsFlow: Sendable {
                 credential.type == .deviceAuthenticator
             else { return false }
             _ = try await stores.credentials.delete(id: id)
+            try await stores.announceEnd(of: userID, at: now, notices: services.notices) { $0.credentialID == id }
             _ = try await stores.sessions.revokeAll(credentialID: id, at: now, reason: .authenticatorRemoved)
             try await services.recordEvent(
                 HookEvent(

@@ -17,7 +17,7 @@ public struct SessionsFlow: Sendable {
             try await services.recordEvent(event, stores: stores)
             switch scope {
             case .local:
-                _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .logout)
+                _ = try await stores.endSession(sessionID, at: now, reason: .logout, notices: services.notices)
             case .others:
                 _ = try await stores.endAllSessions(
                     of: userID, except: sessionID, at: now, reason: .logoutOthers, notices: services.notices)

@@ -10,7 +10,7 @@ public enum ClientSettingsParser {
         "third_party", "post_logout_redirect_uris", "logo_url", "brand_color",
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
         "frontchannel_logout_uri",
-        "jwks", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
+        "jwks", "jwks_uri", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -172,6 +172,11 @@ public enum ClientSettingsParser {
                 }
                 s.jwks = value
             }
+        case "jwks_uri":
+            guard value.isEmpty || RedirectURIRule.isSecureWebURL(value) else {
+                throw bad(key, "an https URL (http only to a loopback address)")
+            }
+            s.jwksURI = value.isEmpty ? nil : value
         case "request_object_signing_alg":
             if value.isEmpty {
                 s.requestObjectSigningAlgorithm = nil

@@ -94,10 +94,13 @@ extension AuthorizationRequest {
         let tokens = services.tokens
         let persistence = services.persistence
         let now = services.clock.now()
-        let objects = RequestObject.Checks(issuer: tokens.issuer, now: now) { key, until in
-            let window = max(1, until.timeIntervalSince(now))
-            return try await persistence.transaction { try await $0.attempts.recordFailure(key: key, now: now, window: window) }.count == 1
-        }
+        let objects = RequestObject.Checks(
+            issuer: tokens.issuer, now: now,
+            claimOnce: { key, until in
+                let window = max(1, until.timeIntervalSince(now))
+                return try await persistence.transaction { try await $0.attempts.recordFailure(key: key, now: now, window: window) }
+                    .count == 1
+            }, keys: services.clientKeys)
         return try await parse(
             query, clients: services.clients, hint: { await tokens.verifyIDTokenHint($0)?.sub }, objects: objects, pushed: pushed)
     }

@@ -3,7 +3,7 @@ import Foundation
 /// An authorization request passed as a JWT in `request` (OIDC Core §6.1, RFC 9101). Unsigned
 /// (`alg: none`) objects say no more than the same parameters in the query and are read as such,
 /// unless the client registered a `request_object_signing_alg`. Signed ones (RS256, ES256) are checked
-/// against the client's registered `jwks`: signature, `iss` (the client), `aud` (this issuer), `exp`
+/// against the client's registered `jwks` or its `jwks_uri`: signature, `iss` (the client), `aud` (this issuer), `exp`
 /// (required, at most an hour ahead), `nbf`, and one use (by `jti`, or by the whole object).
 enum RequestObject {
     /// A request object is a whole authorization request; bounded like the query it replaces.
@@ -23,6 +23,8 @@ enum RequestObject {
         var now: Date
         /// Records `key` until `until`; false when it was recorded before (a replay).
         var claimOnce: @Sendable (_ key: String, _ until: Date) async throws -> Bool
+        /// The client's registered or published keys.
+        var keys: ClientKeySets
     }
 
     /// The query's parameters with the object's on top (OIDC Core §6.1: the object's values take
@@ -69,9 +71,9 @@ enum RequestObject {
         _ jwt: String, parts: [Substring], header: [String: Any], claims: [String: Any], algorithm: SigningAlgorithm,
         client: ClientRecord, checks: Checks
     ) async throws {
-        guard let keys = client.settings.jwks.flatMap({ try? ClientKeys(json: $0) }),
-            let key = keys.key(kid: header["kid"] as? String, algorithm: algorithm)
-        else { throw Invalid(description: "The request object is signed with a key this client has not registered.") }
+        guard let key = await checks.keys.key(of: client, kid: header["kid"] as? String, algorithm: algorithm, now: checks.now) else {
+            throw Invalid(description: "The request object is signed with a key this client has not registered.")
+        }
         guard let signature = Base64URL.decode(String(parts[2])),
             key.verifies(Data(signature), over: Data((parts[0] + "." + parts[1]).utf8))
         else { throw Invalid(description: "The request object's signature does not verify.") }

@@ -51,6 +51,7 @@ public struct ClientRegistration: Sendable {
         public var subjectType: String
         public var frontchannelLogoutURI: String?
         public var frontchannelLogoutSessionRequired: Bool?
+        public var jwksURI: String?
 
         enum CodingKeys: String, CodingKey {
             case clientID = "client_id", clientSecret = "client_secret", clientIDIssuedAt = "client_id_issued_at"
@@ -64,6 +65,7 @@ public struct ClientRegistration: Sendable {
             case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
             case subjectType = "subject_type", frontchannelLogoutURI = "frontchannel_logout_uri"
             case frontchannelLogoutSessionRequired = "frontchannel_logout_session_required"
+            case jwksURI = "jwks_uri"
         }
     }
 
@@ -291,7 +293,9 @@ public struct ClientRegistration: Sendable {
         if method == "none" && grants.contains("client_credentials") {
             throw GatehouseError.invalidClientMetadata("a public client (none) cannot use client_credentials")
         }
-        if m["jwks_uri"] != nil { throw GatehouseError.invalidClientMetadata("jwks_uri is not supported: register the keys as jwks") }
+        if m["jwks_uri"] != nil && m["jwks"] != nil {
+            throw GatehouseError.invalidClientMetadata("jwks and jwks_uri must not both be sent (RFC 7591 §2)")
+        }
         // Every member this reads is set, to its default when left out: an update replaces the
         // registration (RFC 7592 §2.2), and a registration starts from the defaults anyway.
         var settings = ["third_party=on"]
@@ -305,7 +309,7 @@ public struct ClientRegistration: Sendable {
         }
         let defaults = [
             "id_token_signed_response_alg": "RS256", "userinfo_signed_response_alg": "", "request_object_signing_alg": "",
-            "backchannel_logout_uri": "", "frontchannel_logout_uri": "", "subject_type": "public",
+            "backchannel_logout_uri": "", "frontchannel_logout_uri": "", "subject_type": "public", "jwks_uri": "",
         ]
         for key in defaults.keys.sorted() { settings.append("\(key)=\(try string(key) ?? defaults[key]!)") }
         settings.append("post_logout_redirect_uris=" + (try strings("post_logout_redirect_uris") ?? []).joined(separator: ","))
@@ -342,6 +346,7 @@ public struct ClientRegistration: Sendable {
             requestObjectSigningAlg: s.requestObjectSigningAlgorithm?.rawValue, backchannelLogoutURI: s.backchannelLogoutURI,
             postLogoutRedirectURIs: s.postLogoutRedirectURIs.isEmpty ? nil : s.postLogoutRedirectURIs,
             requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests.isOn, subjectType: s.subjectType.rawValue,
-            frontchannelLogoutURI: s.frontchannelLogoutURI, frontchannelLogoutSessionRequired: s.frontchannelLogoutURI == nil ? nil : true)
+            frontchannelLogoutURI: s.frontchannelLogoutURI, frontchannelLogoutSessionRequired: s.frontchannelLogoutURI == nil ? nil : true,
+            jwksURI: s.jwksURI)
     }
 }

@@ -116,6 +116,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var frontchannelLogoutURI: String?
     /// The client's public keys as a JWK Set (JSON): what its signed request objects verify with.
     public var jwks: String?
+    /// Where the client publishes that JWK Set instead (fetched, cached for an hour, refetched for
+    /// an unknown `kid`); `jwks` wins when both are set.
+    public var jwksURI: String?
     /// The algorithm every request object of this client must be signed with; nil: any Gatehouse
     /// reads, unsigned included.
     public var requestObjectSigningAlgorithm: SigningAlgorithm?
@@ -158,6 +161,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case backchannelLogoutURI = "backchannel_logout_uri"
         case frontchannelLogoutURI = "frontchannel_logout_uri"
         case jwks
+        case jwksURI = "jwks_uri"
         case requestObjectSigningAlgorithm = "request_object_signing_alg"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case subjectType = "subject_type"
@@ -197,6 +201,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         backchannelLogoutURI = try c.decodeIfPresent(String.self, forKey: .backchannelLogoutURI)
         frontchannelLogoutURI = try c.decodeIfPresent(String.self, forKey: .frontchannelLogoutURI)
         jwks = try c.decodeIfPresent(String.self, forKey: .jwks)
+        jwksURI = try c.decodeIfPresent(String.self, forKey: .jwksURI)
         requestObjectSigningAlgorithm = try c.decodeIfPresent(SigningAlgorithm.self, forKey: .requestObjectSigningAlgorithm)
         requirePushedAuthorizationRequests = try c.decodeIfPresent(Toggle.self, forKey: .requirePushedAuthorizationRequests) ?? .off
         subjectType = try c.decodeIfPresent(SubjectType.self, forKey: .subjectType) ?? .public

@@ -23,7 +23,7 @@ public struct OAuthFlows: Sendable {
         let clientID = client.id
         try await services.persistence.transaction { stores in
             guard let session = try await stores.sessions.find(id: sessionID), session.clientID == clientID else { return }
-            _ = try await stores.sessions.revoke(id: sessionID, at: now, reason: .tokenRevoked)
+            _ = try await stores.endSession(sessionID, at: now, reason: .tokenRevoked, notices: services.notices)
         }
     }
 

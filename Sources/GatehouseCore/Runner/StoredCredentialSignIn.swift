@@ -192,6 +192,7 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
     private func remove(_ credential: CredentialRecord, now: Date, removal: HookEvent) async throws {
         let removed = try await services.persistence.transaction { stores -> Bool in
             guard try await stores.credentials.delete(id: credential.id) else { return false }
+            try await stores.announceEnd(of: credential.userID, at: now, notices: services.notices) { $0.credentialID == credential.id }
             _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
             try await services.recordEvent(removal, stores: stores)
             return true

@@ -28,6 +28,8 @@ public struct CoreServices: Sendable {
     public let rateLimits: RateLimiter
     /// The operator's social providers and the verifier of their tokens.
     public let social: SocialFederation
+    /// Clients' request-object keys, registered or fetched from their `jwks_uri`.
+    public let clientKeys: ClientKeySets
     /// The one place sessions start, behind the assurance gate.
     public let starter: SessionStarter
     /// The second factors a waiting sign-in may be completed with, by id.
@@ -40,6 +42,7 @@ public struct CoreServices: Sendable {
         factors: [any SecondFactor] = []
     ) {
         self.social = social
+        self.clientKeys = ClientKeySets(fetcher: social.http)
         self.persistence = persistence
         self.hasher = hasher
         self.tokens = tokens
