@@ -183,6 +183,7 @@ struct RegistrationTests {
                 let updated = try await Self.put(client, path, replacement, token: access)
                 #expect(updated.status == .ok && updated.string("client_name") == "Renamed", "\(updated.text)")
                 #expect(updated.string("backchannel_logout_uri") == "https://pw2.example/bcl" && updated.string("client_secret") == nil)
+                #expect(updated.string("registration_access_token") == access)
                 #expect(try await sector() == "127.0.0.1")
 
                 // Left out, the back-channel URI goes back to its default (none).

@@ -142,10 +142,14 @@ public struct ClientRegistration: Sendable {
         return registered
     }
 
-    /// RFC 7592 read: the registration as it stands, for its registration access token.
+    /// RFC 7592 read: the registration as it stands, for its registration access token. The answer
+    /// carries that token back (RFC 7592 §3 requires it; it is the one just presented, never
+    /// rotated) but never the client secret: only its hash is kept.
     public func read(clientID: String, accessToken: String?, issuer: String) async throws -> Registered {
         let client = try await authorize(clientID: clientID, accessToken: accessToken)
-        return Self.describe(client, issuer: issuer, grantTypes: nil)
+        var registered = Self.describe(client, issuer: issuer, grantTypes: nil)
+        registered.registrationAccessToken = accessToken
+        return registered
     }
 
     /// RFC 7592 update: the metadata sent replaces the registration (members left out return to
@@ -180,7 +184,9 @@ public struct ClientRegistration: Sendable {
         } catch ClientAdminError.invalid(let why) {
             throw GatehouseError.invalidClientMetadata(why)
         }
-        return Self.describe(updated, issuer: issuer, grantTypes: request.grantTypes)
+        var registered = Self.describe(updated, issuer: issuer, grantTypes: request.grantTypes)
+        registered.registrationAccessToken = accessToken
+        return registered
     }
 
     /// RFC 7592 delete: the client goes (its sessions end), and its registration token with it.
