@@ -22,7 +22,8 @@ public struct UserExport: Sendable, Encodable {
     }
 
     public struct Session: Sendable, Encodable {
-        var id: UUID
+        /// Lowercase, as tokens' `sid` and `/v1/me/sessions` write it, so an operator can match them.
+        var id: String
         var clientId: String
         var amr: [String]
         var scopes: [String]
@@ -51,7 +52,7 @@ public struct UserExport: Sendable, Encodable {
             id: UUID, clientId: String, amr: [String], scopes: [String], userAgent: String?, ipAddress: String?, createdAt: Date,
             lastUsedAt: Date, expiresAt: Date, revokedAt: Date?, revokeReason: String?
         ) {
-            self.id = id
+            self.id = id.uuidString.lowercased()
             self.clientId = clientId
             self.amr = amr
             self.scopes = scopes
@@ -78,7 +79,7 @@ public struct UserExport: Sendable, Encodable {
     }
 
     public struct Event: Sendable, Encodable {
-        var id: UUID
+        var id: String
         var at: Date
         var type: String
         var clientId: String?
@@ -95,7 +96,7 @@ public struct UserExport: Sendable, Encodable {
         }
 
         public init(_ e: AuditEvent) {
-            id = e.id
+            id = e.id.uuidString.lowercased()
             at = e.at
             type = e.type
             clientId = e.clientID
