@@ -161,7 +161,8 @@ struct RegistrationTests {
                 let secret = try #require(registered.string("client_secret"))
                 let path = "/oauth/register/\(clientID)"
                 func sector() async throws -> String? {
-                    try await server.persistence.read { try await $0.clients.find(id: clientID) }?.settings.sectorIdentifier
+                    let found = try await server.persistence.read { try await $0.clients.find(id: clientID) }
+                    return found?.settings.sectorIdentifier
                 }
                 #expect(try await sector() == "127.0.0.1")
 

@@ -31,6 +31,10 @@ public enum RateLimitName: String, Sendable, CaseIterable, Comparable {
     case smsPerIP = "sms_ip"
     case smsPerCountry = "sms_country"
     case smsTotal = "sms_total"
+    /// Admin API and console requests, per credential (the admin client's id, or the console
+    /// operator), and the console's sign-in link per address block: a leaked or runaway admin
+    /// credential cannot hammer the database, and a flood of link tries is cut short.
+    case admin
 
     /// Whether the caller's own budget is meant: only those are told in `RateLimit` headers (the
     /// server-wide counts are nobody's business).
@@ -56,6 +60,7 @@ public struct RateLimitPolicy: Sendable, Hashable {
         .smsPerIP: RateLimit(10, per: 3600),
         .smsPerCountry: RateLimit(300, per: 3600),
         .smsTotal: RateLimit(1000, per: 3600),
+        .admin: RateLimit(600, per: 60),
     ]
 
     public subscript(name: RateLimitName) -> RateLimit? {
@@ -133,9 +138,14 @@ public struct RateLimiter: Sendable {
 
     /// In a transaction of its own, for routes that write nothing else before their first check.
     public func consume(_ name: RateLimitName, ip: String?, persistence: any Persistence, now: Date) async throws {
+        try await consume(name, key: ip.map(LoginThrottle.addressBlock) ?? "unknown", persistence: persistence, now: now)
+    }
+
+    /// The same for a count kept per `key` rather than per address block.
+    public func consume(_ name: RateLimitName, key: String, persistence: any Persistence, now: Date) async throws {
         guard policy.limits[name] != nil else { return }
         let report = RateLimitReport.current
-        try await persistence.transaction { stores in try await consume(name, ip: ip, stores: stores, now: now, report: report) }
+        try await persistence.transaction { stores in try await consume(name, key: key, stores: stores, now: now, report: report) }
     }
 
     /// Seconds until the window of `count` ends, for `Retry-After` (at least 1, at most the window).

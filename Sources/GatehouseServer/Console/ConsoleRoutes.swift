@@ -19,6 +19,7 @@ struct ConsoleRoutes: Sendable {
     let templates: ConsoleTemplates
     let secret: ServerSecret
     let secureCookies: Bool
+    let limiter: RateLimiter
 
     static let enterCookie = "gh_console_enter"
     static let chartDays = 14
@@ -35,6 +36,7 @@ struct ConsoleRoutes: Sendable {
         self.templates = templates
         self.secret = services.secret
         self.secureCookies = services.settings.secureCookies
+        self.limiter = services.rateLimits
     }
 
     // MARK: Signing in
@@ -59,6 +61,8 @@ struct ConsoleRoutes: Sendable {
             Secrets.constantTimeEquals(secret.csrfToken(for: "console-enter:" + nonce), sent)
         else { throw GatehouseError.csrfMismatch }
         guard let token = fields["token"], token.utf8.count <= 100 else { throw GatehouseError.badRequest("No sign-in link.") }
+        // Per address block, before the link is looked up: a flood of tries is cut short.
+        try await limiter.consume(.admin, ip: context.meta.ipAddress, persistence: persistence, now: clock.now())
         let entered = try await access.enter(linkToken: token, meta: context.meta)
         var response = PageResponses.redirect(to: URL(string: "/admin/console")!)
         let session = SetCookie(

@@ -103,12 +103,14 @@ struct Routes {
         // Operators' API: an admin credential (a client_credentials token with an admin scope), never a
         // user's session; each handler checks the scope its area needs.
         let admin = router.group("/admin/v1")
+            .add(middleware: RateLimitHeaders())
             .add(
                 middleware: AuthenticationMiddleware(authenticators: [
                     AdminCredentialAuthenticator(admin: AdminAuthenticator(services: services))
                 ])
             )
             .group(context: AdminContext.self)
+            .add(middleware: AdminRateLimit(services: services))
         let adminUsers = AdminUserRoutes(services: services)
         admin.get("users", use: adminUsers.search)
         admin.post("users", use: adminUsers.create)
@@ -150,6 +152,7 @@ struct Routes {
                 ])
             )
             .group(context: AdminContext.self)
+            .add(middleware: AdminRateLimit(services: services))
         console.get(use: consoleRoutes.overview)
         console.get("users", use: consoleRoutes.usersPage)
         console.get("users/:id", use: consoleRoutes.userPage)
