@@ -35,34 +35,16 @@ struct AssuranceGateTests {
 
     @Test("A required second factor gates every sign-in method; completing it starts exactly one session", arguments: Method.allCases)
     func gate(_ method: Method) async throws {
-        let policy = RequireTestFactor(clients: [])
-        let idp = TestIDTokenIssuer()
-        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
+        let fixture = try await Self.fixture()
+        let (core, policy, idp, existing, device) = (fixture.core, fixture.policy, fixture.idp, fixture.existing, fixture.device)
         defer { Task { await core.stop() } }
-        try await core.createClient(
-            id: "app", redirectURIs: [Self.redirect],
-            settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local"])
-        try await core.createClient(id: "verified", redirectURIs: [Self.redirect])
-        // An account made before the requirement was turned on, and an app session of it.
-        guard
-            case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
-                SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
-        else { Issue.record("the set-up sign-up did not sign in"); return }
-        // A device key registered before the requirement was turned on.
-        let device = P256.Signing.PrivateKey()
-        let deviceID = "dev_gate_test_1"
-        let authenticator = try await DeviceAuthenticatorsFlow(services: core.services).register(
-            try await Self.principal(existing, core: core),
-            DeviceAuthenticatorsFlow.Enrolment(
-                type: .pin, deviceID: deviceID, publicKey: Base64URL.encode(device.publicKey.x963Representation)))
         policy.require(for: "app")
         policy.require(for: "verified")
 
         let before = core.persistence.startedCounts()
         let waiting: Waiting
         do {
-            waiting = try await firstFactor(
-                method, core: core, existing: existing, device: (device, deviceID, authenticator.id), idp: idp)
+            waiting = try await firstFactor(method, core: core, existing: existing, device: device, idp: idp)
         } catch let error as GatehouseError where error.code == .mfaRequired {
             let pending = try #require(error.pendingFlow)
             #expect(pending.factors == ["test"])
@@ -155,17 +137,45 @@ struct AssuranceGateTests {
         #expect(core.persistence.startedCounts().appSessions == 0)
     }
 
-    @Test("Without a requirement every method starts its session at once, with no mfa in amr")
-    func noRequirement() async throws {
-        let core = try await CoreHarness.start(factors: [TestSecondFactor()])
-        defer { Task { await core.stop() } }
-        try await core.createClient(id: "app", settings: ["email_verification=off"])
-        _ = try await SignupFlow(services: core.services).signup(
-            SignupFlow.Registration(clientID: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
-        let tokens = try await LoginFlow(services: core.services).login(
-            LoginFlow.PasswordSignIn(clientID: "app", email: "cy@example.com", password: Self.password), meta: Self.meta)
-        #expect(try await core.services.tokens.verify(tokens.accessToken).amr == ["pwd"])
-        #expect(core.persistence.startedCounts().appSessions == 2)
+    @Test("Without a requirement every method starts its session at once, and no sign-in waits", arguments: Method.allCases)
+    func noRequirement(_ method: Method) async throws {
+        let fixture = try await Self.fixture()
+        defer { Task { await fixture.core.stop() } }
+        let before = fixture.core.persistence.startedCounts()
+        let waiting = try await firstFactor(
+            method, core: fixture.core, existing: fixture.existing, device: fixture.device, idp: fixture.idp)
+        #expect(waiting == .started)
+        let after = fixture.core.persistence.startedCounts()
+        #expect(after[keyPath: method.starts] == before[keyPath: method.starts] + 1, "\(before) → \(after)")
+    }
+
+    /// Two clients, an account made before any requirement with an app session, and a device key of it.
+    struct Fixture {
+        var core: CoreHarness
+        var policy: RequireTestFactor
+        var idp: TestIDTokenIssuer
+        var existing: TokenResponse
+        var device: (key: P256.Signing.PrivateKey, id: String, authenticator: String)
+    }
+
+    static func fixture() async throws -> Fixture {
+        let policy = RequireTestFactor(clients: [])
+        let idp = TestIDTokenIssuer()
+        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
+        try await core.createClient(
+            id: "app", redirectURIs: [Self.redirect],
+            settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local"])
+        try await core.createClient(id: "verified", redirectURIs: [Self.redirect])
+        guard
+            case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
+                SignupFlow.Registration(clientID: "app", email: "ada@example.com", password: Self.password), meta: Self.meta)
+        else { throw GatehouseError.internalFailure() }
+        let device = P256.Signing.PrivateKey()
+        let authenticator = try await DeviceAuthenticatorsFlow(services: core.services).register(
+            try await Self.principal(existing, core: core),
+            DeviceAuthenticatorsFlow.Enrolment(
+                type: .pin, deviceID: "dev_gate_test_1", publicKey: Base64URL.encode(device.publicKey.x963Representation)))
+        return Fixture(core: core, policy: policy, idp: idp, existing: existing, device: (device, "dev_gate_test_1", authenticator.id))
     }
 
     // MARK: The first factor of each method

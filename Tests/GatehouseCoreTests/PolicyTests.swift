@@ -113,7 +113,7 @@ struct ThrottleKeyTests {
             ("::1", "0:0:0:0::/64"),
         ])
     func addressBlocks(ip: String, block: String) {
-        #expect(LoginThrottle.addressBlock(ip) == block)
+        #expect(AddressBlock.of(ip) == block)
     }
 }
 
@@ -121,11 +121,11 @@ struct ThrottleKeyTests {
 struct MappedAddressTests {
     @Test("An IPv4-mapped IPv6 address counts as its IPv4 address")
     func mapped() {
-        #expect(LoginThrottle.addressBlock("::ffff:203.0.113.9") == "203.0.113.9")
-        #expect(LoginThrottle.addressBlock("::FFFF:cb00:7109") == "203.0.113.9")
-        #expect(LoginThrottle.addressBlock("0:0:0:0:0:ffff:cb00:7109") == "203.0.113.9")
+        #expect(AddressBlock.of("::ffff:203.0.113.9") == "203.0.113.9")
+        #expect(AddressBlock.of("::FFFF:cb00:7109") == "203.0.113.9")
+        #expect(AddressBlock.of("0:0:0:0:0:ffff:cb00:7109") == "203.0.113.9")
         // Not mapped: an ordinary IPv6 address that merely contains ffff stays IPv6.
-        #expect(LoginThrottle.addressBlock("2001:db8::ffff:cb00:7109") == "2001:db8:0:0::/64")
+        #expect(AddressBlock.of("2001:db8::ffff:cb00:7109") == "2001:db8:0:0::/64")
     }
 }
 

@@ -160,7 +160,7 @@ struct SecondFactorTests {
             let limited = try await client.json(
                 .post, "/v1/mfa/verify", ["flow_id": try await flow(), "factor": "totp", "code": "000000"])
             #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil, "\(limited.status) \(limited.text)")
-            clock.advance(by: SecondFactorFlow.accountWindow + 1)
+            clock.advance(by: FactorAttempts.window + 1)
             let fresh = try #require(try await Self.pyotp(secret, at: clock.now()))
             #expect(
                 try await client.json(.post, "/v1/mfa/verify", ["flow_id": try await flow(), "factor": "totp", "code": fresh]).status == .ok

@@ -73,12 +73,12 @@ public struct FactorsFlow: Sendable {
         let factor = TOTPFactor(secret: services.secret, clock: services.clock)
         let services = services
         // Counted like a sign-in's second factor: the account's answers are bounded whatever the route.
-        let accountKey = SecondFactorFlow.accountKey(user.id)
+        let accountKey = FactorAttempts.key(user.id)
         let count = try await services.persistence.transaction {
-            try await $0.attempts.recordFailure(key: accountKey, now: now, window: SecondFactorFlow.accountWindow)
+            try await $0.attempts.recordFailure(key: accountKey, now: now, window: FactorAttempts.window)
         }
-        if count.count > SecondFactorFlow.maxAccountAttempts {
-            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(count, window: SecondFactorFlow.accountWindow, now: now))
+        if count.count > FactorAttempts.maxPerAccount {
+            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(count, window: FactorAttempts.window, now: now))
         }
         let outcome = try await services.persistence.transaction { stores -> (CredentialRecord, [String]?)? in
             guard let credential = try await stores.credentials.find(id: id), credential.userID == user.id, credential.type == .totp,
@@ -91,7 +91,7 @@ public struct FactorsFlow: Sendable {
             return (credential, codes)
         }
         guard let (credential, codes) = outcome else {
-            throw GatehouseError.invalidCode(remaining: max(SecondFactorFlow.maxAccountAttempts - count.count, 0))
+            throw GatehouseError.invalidCode(remaining: max(FactorAttempts.maxPerAccount - count.count, 0))
         }
         return FactorConfirmed(
             factor: FactorInfo(id: credential.id, type: "totp", confirmed: true, createdAt: credential.createdAt), recoveryCodes: codes)

@@ -5,9 +5,19 @@ import GatehouseAPI
 /// to purpose, identifier and client, a bounded number of attempts counted in the database, consumed
 /// atomically.
 public struct OneTimeCodes: Sendable {
-    let services: CoreServices
+    let persistence: any Persistence
+    let secret: ServerSecret
+    let clock: any WallClock
+    let maxAttempts: Int
+    let lifetime: TimeInterval
 
-    public init(services: CoreServices) { self.services = services }
+    init(persistence: any Persistence, secret: ServerSecret, clock: any WallClock, maxAttempts: Int, lifetime: TimeInterval) {
+        self.persistence = persistence
+        self.secret = secret
+        self.clock = clock
+        self.maxAttempts = maxAttempts
+        self.lifetime = lifetime
+    }
 
     public struct Issued: Sendable {
         public var code: String
@@ -19,16 +29,16 @@ public struct OneTimeCodes: Sendable {
         purpose: OneTimeCodeRecord.Purpose, identifier: String, client: ClientRecord, userID: UUID?,
         linkTTL: TimeInterval?, data: String?, stores: any Stores
     ) async throws -> Issued {
-        let now = services.clock.now()
+        let now = clock.now()
         let code = Secrets.numericCode(digits: 6)
         try await stores.codes.invalidate(purpose: purpose, identifier: identifier, clientID: client.id, at: now)
         // Code and link are separate records: they expire on different clocks (minutes vs hours).
         try await stores.codes.insert(
             OneTimeCodeRecord(
                 purpose: purpose, identifier: identifier, clientID: client.id, userID: userID,
-                codeHash: services.secret.codeHash(code, binding: Self.binding(purpose, client.id, identifier)), tokenHash: nil,
-                maxAttempts: services.settings.codeMaxAttempts, data: data, createdAt: now,
-                expiresAt: now.addingTimeInterval(services.settings.codeTTL)))
+                codeHash: secret.codeHash(code, binding: Self.binding(purpose, client.id, identifier)), tokenHash: nil,
+                maxAttempts: maxAttempts, data: data, createdAt: now,
+                expiresAt: now.addingTimeInterval(lifetime)))
         var token: String?
         if let linkTTL {
             let fresh = Secrets.token(prefix: "gh_l_")
@@ -49,18 +59,18 @@ public struct OneTimeCodes: Sendable {
     ) async throws
         -> OneTimeCodeRecord
     {
-        let now = services.clock.now()
-        let expected = services.secret.codeHash(code, binding: Self.binding(purpose, clientID, identifier))
-        let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await services.persistence.transaction { stores in
+        let now = clock.now()
+        let expected = secret.codeHash(code, binding: Self.binding(purpose, clientID, identifier))
+        let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await persistence.transaction { stores in
             guard let record = try await stores.codes.findOpen(purpose: purpose, identifier: identifier, clientID: clientID),
                 record.expiresAt > now
             else {
                 // No open code: answer as a wrong guess against one would be answered, counting down the
                 // same way, so a guess cannot tell whether a code (and so an account) exists.
-                let max = services.settings.codeMaxAttempts
+                let max = maxAttempts
                 let count = try await stores.attempts.recordFailure(
                     key: "code:none:" + Secrets.sha256Hex(Self.binding(purpose, clientID, identifier)), now: now,
-                    window: services.settings.codeTTL)
+                    window: lifetime)
                 return .failure(count.count > max ? Self.expired : Self.invalid(remaining: Swift.max(0, max - count.count)))
             }
             // The attempt is counted before comparing, in the same statement that checks the bound.
@@ -81,10 +91,10 @@ public struct OneTimeCodes: Sendable {
     /// with it. A mailed link's do (one proof is enough); an authorization code's must not, since each
     /// is a sign-in of its own (two tabs, two devices signing the same user in to one client).
     public func redeem(token: String, purpose: OneTimeCodeRecord.Purpose, endsSiblings: Bool = true) async throws -> OneTimeCodeRecord {
-        let now = services.clock.now()
+        let now = clock.now()
         guard token.utf8.count <= 256 else { throw Self.expired }
         let hash = Secrets.sha256Hex(token)
-        let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await services.persistence.transaction { stores in
+        let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await persistence.transaction { stores in
             guard let record = try await stores.codes.find(tokenHash: hash), record.purpose == purpose,
                 record.consumedAt == nil, record.expiresAt > now,
                 try await stores.codes.consume(id: record.id, at: now)
@@ -102,8 +112,8 @@ public struct OneTimeCodes: Sendable {
     public func peek(token: String, purpose: OneTimeCodeRecord.Purpose) async throws -> OneTimeCodeRecord? {
         guard token.utf8.count <= 256 else { return nil }
         let hash = Secrets.sha256Hex(token)
-        let now = services.clock.now()
-        guard let record = try await services.persistence.read({ try await $0.codes.find(tokenHash: hash) }),
+        let now = clock.now()
+        guard let record = try await persistence.read({ try await $0.codes.find(tokenHash: hash) }),
             record.purpose == purpose, record.consumedAt == nil, record.expiresAt > now
         else { return nil }
         return record

@@ -12,21 +12,6 @@ public struct FederatedClaims: Sendable, Hashable {
     public var name: String?
 }
 
-/// Why a provider's token (ID token or access token) was refused; the flow answers them all alike (no oracle for attackers), the log and
-/// the audit log keep the reason.
-public enum IDTokenError: Error, Equatable, Sendable {
-    case malformed, algorithm, unknownKey, signature, issuer, audience, expired, notYetValid, nonce, replayed
-    case providerMisconfigured
-    /// An access token whose app cannot be proved (X, a provider without introspection).
-    case notProvable
-    /// The provider says the access token is not valid (expired, revoked, unknown).
-    case inactive
-    /// The access token was issued to another app at the provider.
-    case notIssuedToApp
-    /// The provider refused the web flow's authorization code.
-    case codeRefused
-}
-
 /// Checks a provider's ID token (OpenID Connect Core §3.1.3.7): an allowed asymmetric algorithm that
 /// fits its key, a signature by one of the provider's published keys, the issuer, one of the
 /// operator's app ids as audience, the lifetime with a minute's leeway, and the nonce, raw or as its

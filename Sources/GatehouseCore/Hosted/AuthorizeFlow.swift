@@ -283,9 +283,9 @@ public struct AuthorizeFlow: Sendable {
     private func finish(flowID: UUID?, state: State, userID: UUID, client: ClientRecord) async throws -> AuthorizationResponse {
         let now = services.clock.now()
         let request = state.request
-        let hosted: AuthorizationCodes.HostedGrant? =
+        let hosted: HostedGrant? =
             if let browserSessionID = state.browserSessionID {
-                AuthorizationCodes.HostedGrant(
+                HostedGrant(
                     scopes: request.scopes, nonce: request.nonce, authTime: state.authTime ?? now,
                     acr: Self.acr(amr: state.amr ?? [], fresh: state.fresh == true), browserSessionID: browserSessionID,
                     claims: request.claims)

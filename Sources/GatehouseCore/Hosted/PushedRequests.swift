@@ -68,7 +68,7 @@ public struct PushedRequests: Sendable {
         }
         let record: OneTimeCodeRecord
         do {
-            record = try await OneTimeCodes(services: services).redeem(token: requestURI, purpose: .pushedRequest, endsSiblings: false)
+            record = try await services.codes.redeem(token: requestURI, purpose: .pushedRequest, endsSiblings: false)
         } catch is GatehouseError {
             throw AuthorizationRequest.Untrusted(detail: "The pushed request is unknown, used or expired.")
         }

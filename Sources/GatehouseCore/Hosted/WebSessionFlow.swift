@@ -58,7 +58,7 @@ public struct WebSessionFlow: Sendable {
         {
             throw OtherUser()
         }
-        let record = try await OneTimeCodes(services: services).redeem(token: token, purpose: .webSession)
+        let record = try await services.codes.redeem(token: token, purpose: .webSession)
         guard let userID = record.userID,
             let data = record.data.flatMap({ try? JSONDecoder().decode(Data.self, from: Foundation.Data($0.utf8)) })
         else { throw OneTimeCodes.expired }

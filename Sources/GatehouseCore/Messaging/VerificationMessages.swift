@@ -25,7 +25,7 @@ public struct VerificationMessages: Sendable {
     ) async throws {
         guard let email = user.email else { return }
         let data = String(decoding: try JSONEncoder().encode(LinkData(redirectTo: redirectTo, pkce: pkce)), as: UTF8.self)
-        let issued = try await OneTimeCodes(services: services).issue(
+        let issued = try await services.codes.issue(
             purpose: .verifyEmail, identifier: email, client: client, userID: user.id,
             linkTTL: services.settings.verificationLinkTTL, data: data, stores: stores)
         let link = services.settings.publicURL + "/verify?token=" + (issued.token ?? "")

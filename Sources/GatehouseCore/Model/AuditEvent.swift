@@ -49,7 +49,7 @@ public struct AuditEvent: Sendable, Hashable {
     ) {
         self.init(
             at: at, type: type, userID: userID, clientID: clientID, method: method, reason: reason, account: account,
-            addressBlock: meta.ipAddress.map(LoginThrottle.addressBlock), userAgent: meta.userAgent, actor: actor, requestID: meta.requestID
+            addressBlock: meta.ipAddress.map(AddressBlock.of), userAgent: meta.userAgent, actor: actor, requestID: meta.requestID
         )
     }
 

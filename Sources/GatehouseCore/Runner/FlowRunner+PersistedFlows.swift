@@ -91,17 +91,4 @@ extension FlowRunner {
             HookEvent(point: .flowComplete, clientID: flow.clientID, method: flow.kind.rawValue, userID: flow.userID, meta: meta))
         return result
     }
-
-    /// Begins a flow in the caller's transaction, for a flow that is part of something already under
-    /// way (a sign-in that waits for its second factor, whose hooks have run): no `flow_start` hook,
-    /// and a binding nobody holds (the flow's id is what its owner holds).
-    static func begin(
-        _ kind: FlowKind, clientID: String, userID: UUID?, data: String, lifetime: TimeInterval, now: Date, stores: any Stores
-    ) async throws -> UUID {
-        let flow = FlowRecord(
-            kind: kind, clientID: clientID, csrfHash: Secrets.sha256Hex(Secrets.token(prefix: "gh_csrf_")), userID: userID, data: data,
-            createdAt: now, expiresAt: now.addingTimeInterval(lifetime))
-        try await stores.flows.insert(flow)
-        return flow.id
-    }
 }

@@ -165,7 +165,7 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
         _ message: Logger.Message, client: ClientRecord, account shown: String?, meta: RequestMeta, throttled: Bool = false
     ) async {
         let account = shown.map(AuditEvent.account(of:))
-        let address = meta.ipAddress.map(LoginThrottle.addressBlock)
+        let address = meta.ipAddress.map(AddressBlock.of)
         services.logger.info(
             message,
             metadata: [

@@ -32,6 +32,8 @@ public struct CoreServices: Sendable {
     public let clientKeys: ClientKeySets
     /// The one place sessions start, behind the assurance gate.
     public let starter: SessionStarter
+    /// One-time codes and link tokens: issued, redeemed and peeked at by every flow that mails or texts one.
+    public let codes: OneTimeCodes
     /// The second factors a waiting sign-in may be completed with, by id.
     public let factors: [String: any SecondFactor]
 
@@ -64,6 +66,8 @@ public struct CoreServices: Sendable {
         self.rateLimits = RateLimiter(policy: settings.rateLimits)
         self.starter = SessionStarter(
             issuer: issuer, browserSessions: browserSessions, clock: clock, policy: assurance, flowLifetime: settings.flowLifetime)
+        self.codes = OneTimeCodes(
+            persistence: persistence, secret: secret, clock: clock, maxAttempts: settings.codeMaxAttempts, lifetime: settings.codeTTL)
         self.factors = Dictionary(factors.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
 }

@@ -49,7 +49,7 @@ struct MailedCodeSignIn: SignInStrategy {
     }
 
     func prove(_ submission: Submission, admitted: Admitted, client: ClientRecord, meta: RequestMeta) async throws -> Used {
-        let codes = OneTimeCodes(services: services)
+        let codes = services.codes
         switch submission {
         case .code(_, let code):
             let email = admitted.email ?? ""

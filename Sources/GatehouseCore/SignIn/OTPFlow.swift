@@ -11,20 +11,7 @@ public struct OTPFlow: Sendable {
     public init(services: CoreServices) {
         self.services = services
         self.clients = services.clients
-        self.codes = OneTimeCodes(services: services)
-    }
-
-    struct CodeData: Codable {
-        var createUser: Bool
-    }
-
-    func requireEnabled(_ identifier: Identifier, client: ClientRecord) throws {
-        guard client.settings.methods.contains(identifier.method) else {
-            throw GatehouseError.methodNotEnabled("This client does not offer \(identifier.method).")
-        }
-        if case .phone = identifier, !services.settings.smsAvailable {
-            throw GatehouseError.methodNotEnabled("This server has no SMS gateway configured.")
-        }
+        self.codes = services.codes
     }
 
     /// Per address block for every send; a text message also counts per address block, per country
@@ -103,12 +90,12 @@ public struct OTPFlow: Sendable {
     public func send(_ request: CodeRequest, meta: RequestMeta) async throws -> OTPSentResponse {
         let client = try await clients.resolve(request.clientID)
         let identifier = try Identifier.parse(email: request.email, phone: request.phone)
-        try requireEnabled(identifier, client: client)
+        try OneTimeCodeSignIn.requireEnabled(identifier, client: client, smsAvailable: services.settings.smsAvailable)
         let settings = services.settings
         try await countSend(identifier, meta: meta)
         try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
         let createUser = request.createUser
-        let data = String(decoding: try JSONEncoder().encode(CodeData(createUser: createUser)), as: UTF8.self)
+        let data = String(decoding: try JSONEncoder().encode(OneTimeCodeSignIn.CodeData(createUser: createUser)), as: UTF8.self)
         try await services.persistence.transaction { stores in
             let user = try await identifier.findUser(in: stores)
             // Unknown and not to be created: no message, and the same answer.

@@ -26,7 +26,7 @@ struct OneTimeCodeSignIn: SignInStrategy {
 
     func admit(_ submission: Submission, client: ClientRecord, meta: RequestMeta, hooked: Bool) async throws -> Admitted {
         let identifier = try Identifier.parse(email: submission.email, phone: submission.phone)
-        try OTPFlow(services: services).requireEnabled(identifier, client: client)
+        try Self.requireEnabled(identifier, client: client, smsAvailable: services.settings.smsAvailable)
         try await services.rateLimits.consume(.codeVerify, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
         let known = hooked ? try await services.persistence.read { try await identifier.findUser(in: $0) } : nil
         return Admitted(identifier: identifier, known: known)
@@ -39,11 +39,11 @@ struct OneTimeCodeSignIn: SignInStrategy {
 
     func prove(_ submission: Submission, admitted: Admitted, client: ClientRecord, meta: RequestMeta) async throws -> Proof {
         let identifier = admitted.identifier
-        let codes = OneTimeCodes(services: services)
+        let codes = services.codes
         let record = try await services.auditingCodeCheck(
             method: "\(identifier.channel.rawValue)_login", identifier: identifier.value, clientID: client.id, meta: meta
         ) { try await codes.redeem(code: submission.code, purpose: .login, identifier: identifier.value, clientID: client.id) }
-        let data = record.data.flatMap { try? JSONDecoder().decode(OTPFlow.CodeData.self, from: Data($0.utf8)) }
+        let data = record.data.flatMap { try? JSONDecoder().decode(CodeData.self, from: Data($0.utf8)) }
         return Proof(identifier: identifier, createUser: data?.createUser ?? true)
     }
 
@@ -100,5 +100,20 @@ struct OneTimeCodeSignIn: SignInStrategy {
         return AccountMatch(
             user: user, amr: identifier.channel == .sms ? [AuthenticationMethod.sms] : [AuthenticationMethod.oneTimeCode], isNew: isNew,
             provesIdentifier: true, point: isNew ? .signup : .login, method: identifier.method, identifier: identifier.value)
+    }
+
+    /// What a sent code carries to its sign-in: whether it may create the account.
+    struct CodeData: Codable {
+        var createUser: Bool
+    }
+
+    /// The client offers the identifier's method, and a text message has a gateway to go by.
+    static func requireEnabled(_ identifier: Identifier, client: ClientRecord, smsAvailable: Bool) throws {
+        guard client.settings.methods.contains(identifier.method) else {
+            throw GatehouseError.methodNotEnabled("This client does not offer \(identifier.method).")
+        }
+        if case .phone = identifier, !smsAvailable {
+            throw GatehouseError.methodNotEnabled("This server has no SMS gateway configured.")
+        }
     }
 }

@@ -11,7 +11,7 @@ public struct RecoveryFlow: Sendable {
     public init(services: CoreServices) {
         self.services = services
         self.clients = services.clients
-        self.codes = OneTimeCodes(services: services)
+        self.codes = services.codes
     }
 
     /// Always the same answer. A known address gets a code and a reset link; an unknown one gets a

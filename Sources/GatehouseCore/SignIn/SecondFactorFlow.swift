@@ -9,11 +9,6 @@ public struct SecondFactorFlow: Sendable {
 
     /// Wrong answers a waiting sign-in takes before it is gone: the first factor must be passed again.
     public static let maxAttempts = 5
-    /// Answers an account takes in `accountWindow`, over all its waiting sign-ins, before 429.
-    public static let maxAccountAttempts = 10
-    public static let accountWindow: TimeInterval = 15 * 60
-
-    static func accountKey(_ userID: UUID) -> String { "second-factor:user:" + userID.uuidString.lowercased() }
 
     /// A wrong answer, thrown inside the completing transaction so that nothing of it stays.
     private struct WrongAnswer: Error {}
@@ -70,21 +65,21 @@ public struct SecondFactorFlow: Sendable {
         // limit; the last allowed failure of a sign-in ends it.
         let window = flow.expiresAt.timeIntervalSince(now) + 60
         let key = "second-factor:" + flowID.uuidString.lowercased()
-        let accountKey = Self.accountKey(userID)
+        let accountKey = FactorAttempts.key(userID)
         // The account counts only answers its waiting sign-ins will check, so the two limits never
         // race each other: an answer past its sign-in's limit costs the account nothing.
         let counts = try await services.persistence.transaction { stores -> (AttemptCount, AttemptCount?) in
             let perFlow = try await stores.attempts.recordFailure(key: key, now: now, window: window)
             guard perFlow.count <= Self.maxAttempts else { return (perFlow, nil) }
-            return (perFlow, try await stores.attempts.recordFailure(key: accountKey, now: now, window: Self.accountWindow))
+            return (perFlow, try await stores.attempts.recordFailure(key: accountKey, now: now, window: FactorAttempts.window))
         }
         guard let account = counts.1 else {
             // Out of answers: nothing past the limit is ever checked. The flow is left to expire rather
             // than ended here, so the answers counted before this one are still checked.
             throw GatehouseError.flowExpired
         }
-        if account.count > Self.maxAccountAttempts {
-            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(account, window: Self.accountWindow, now: now))
+        if account.count > FactorAttempts.maxPerAccount {
+            throw GatehouseError.rateLimited(retryAfter: RateLimiter.secondsLeft(account, window: FactorAttempts.window, now: now))
         }
         let authentication = pending.authentication.completed(with: factor)
         let starter = services.starter
@@ -170,7 +165,7 @@ extension SecondFactorFlow {
         try await SendCooldown(services: services).claim("mfa:\(factorID):\(userID.uuidString)", interval: settings.sendCooldown)
         let services = services
         try await services.persistence.transaction { stores in
-            let issued = try await OneTimeCodes(services: services).issue(
+            let issued = try await services.codes.issue(
                 purpose: .secondFactor, identifier: address, client: client, userID: userID, linkTTL: nil, data: nil, stores: stores)
             try await OTPFlow.enqueueCode(
                 issued.code, to: identifier, client: client, locale: user.profile.locale ?? meta.acceptLanguage, services: services,

@@ -68,7 +68,7 @@ public struct SessionStarter: Sendable {
     ) async throws -> PendingFactor {
         let pending = PendingSignIn(
             authentication: authentication, target: target, factors: required.factors, enrol: required.enrol ? true : nil)
-        let id = try await FlowRunner.begin(
+        let id = try await InlineFlows.begin(
             .secondFactor, clientID: client.id, userID: authentication.userID,
             data: String(decoding: try JSONEncoder().encode(pending), as: UTF8.self), lifetime: min(flowLifetime, 10 * 60),
             now: clock.now(), stores: stores)

@@ -51,9 +51,9 @@ public enum SessionTarget: Sendable, Codable {
         /// Terms accepted with the sign-in: recorded when the code is redeemed.
         public var acceptTerms: Bool
         /// What a hosted authorization decided (scopes, nonce, browser session, acr).
-        public var hosted: AuthorizationCodes.HostedGrant?
+        public var hosted: HostedGrant?
 
-        public init(redirectURI: String, pkce: PKCEChallenge?, acceptTerms: Bool = false, hosted: AuthorizationCodes.HostedGrant? = nil) {
+        public init(redirectURI: String, pkce: PKCEChallenge?, acceptTerms: Bool = false, hosted: HostedGrant? = nil) {
             self.redirectURI = redirectURI
             self.pkce = pkce
             self.acceptTerms = acceptTerms
@@ -104,19 +104,5 @@ public enum SessionStart: Sendable {
         case .started(let started): return started
         case .factorRequired(let pending): throw GatehouseError.mfaRequired(pending)
         }
-    }
-}
-
-/// A sign-in waiting for its second factor: the flow that completes it, the factors that may, and
-/// whether the user must enrol one first (they have none, and the client or the request requires it).
-public struct PendingFactor: Sendable, Hashable {
-    public var id: UUID
-    public var factors: [String]
-    public var enrol: Bool
-
-    public init(id: UUID, factors: [String], enrol: Bool = false) {
-        self.id = id
-        self.factors = factors
-        self.enrol = enrol
     }
 }

@@ -12,7 +12,7 @@ public struct VerificationFlow: Sendable {
     public init(services: CoreServices) {
         self.services = services
         self.clients = services.clients
-        self.codes = OneTimeCodes(services: services)
+        self.codes = services.codes
     }
 
     /// Where a verified link leads.

@@ -9,11 +9,11 @@ struct OAuthRoutes: Sendable {
     let clients: ClientResolver
     let refreshFlow: RefreshFlow
     let oauthFlows: OAuthFlows
-    let authorizationCodes: AuthorizationCodes
+    let codeExchange: CodeExchange
     let pushedRequests: PushedRequests
 
     init(services: CoreServices) {
-        self.authorizationCodes = AuthorizationCodes(services: services)
+        self.codeExchange = CodeExchange(services: services)
         self.pushedRequests = PushedRequests(services: services)
         self.clients = services.clients
         self.refreshFlow = RefreshFlow(services: services)
@@ -39,7 +39,7 @@ struct OAuthRoutes: Sendable {
             let client = try await client(request, form, requireExplicit: false)
             let meta = context.meta
             return try Responses.json(
-                try await authorizationCodes.exchange(
+                try await codeExchange.exchange(
                     code: code, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], client: client, meta: meta,
                     resource: form["resource"]),
                 noStore: true)

@@ -37,7 +37,7 @@ struct Routes {
         let passwordless = PasswordlessRoutes(services: services)
         limited.post("otp", use: passwordless.send)
         limited.post("otp/verify", use: passwordless.verify)
-        limited.get("identifiers/status", use: passwordless.identifierStatus)
+        limited.get("identifiers/status", use: IdentifierRoutes(services: services).identifierStatus)
 
         let clientTerms = ClientTermsRoutes(services: services)
         api.get("terms", use: clientTerms.showTerms)

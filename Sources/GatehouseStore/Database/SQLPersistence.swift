@@ -26,30 +26,7 @@ public final class SQLPersistence: Persistence {
         self.logger = logger
     }
 
-    /// Opens the database and applies pending migrations (up to `migrateUpTo` when given: upgrade tests
-    /// write data in an older schema, then open again with every migration).
-    public static func open(
-        _ url: DatabaseURL, logger: Logger, readers: Int = 4, migrateUpTo: Int? = nil
-    ) async throws
-        -> SQLPersistence
-    {
-        let persistence: SQLPersistence
-        switch url {
-        case .sqlite(let path):
-            persistence = try await openSQLite(path: path, readers: readers, logger: logger)
-        case .postgres(let raw):
-            persistence = try openPostgres(url: raw, logger: logger)
-        }
-        do {
-            try await Migrator(persistence: persistence, upTo: migrateUpTo).migrate()
-        } catch {
-            await persistence.shutdown()
-            throw error
-        }
-        return persistence
-    }
-
-    private static func openSQLite(path: String, readers: Int, logger: Logger) async throws -> SQLPersistence {
+    static func openSQLite(path: String, readers: Int, logger: Logger) async throws -> SQLPersistence {
         // The file holds password hashes: readable by the service user only. SQLite gives the -wal and
         // -shm files the same permissions.
         if !FileManager.default.fileExists(atPath: path) {
@@ -84,7 +61,7 @@ public final class SQLPersistence: Persistence {
             logger: logger)
     }
 
-    private static func openPostgres(url: String, logger: Logger) throws -> SQLPersistence {
+    static func openPostgres(url: String, logger: Logger) throws -> SQLPersistence {
         let core = try SQLPostgresConfiguration(url: url).coreConfiguration
         guard let host = core.host, let port = core.port else {
             throw DatabaseURLError.invalid("postgres URL needs a host and port")
@@ -165,11 +142,6 @@ public final class SQLPersistence: Persistence {
             }
             throw error
         }
-    }
-
-    public func ping() async throws {
-        let version = try await readDatabase { db in try await Migrator.appliedVersion(db) }
-        guard version == Migrations.all.last?.version else { throw PersistenceHealthError.migrationsPending }
     }
 
     public func shutdown() async {

@@ -193,11 +193,6 @@ struct InMemoryClientStore: ClientStore {
     func delete(id: String) async throws -> Bool { box.with { $0.clients.removeValue(forKey: id) != nil } }
 }
 
-/// What the SQL databases refuse by constraint and the in-memory stores refuse by hand.
-enum InMemoryStoreError: Error {
-    case unknownUser(UUID)
-}
-
 struct InMemoryAuditStore: AuditStore {
     let box: StateBox
 
