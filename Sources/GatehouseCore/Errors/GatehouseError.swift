@@ -145,6 +145,15 @@ extension GatehouseError {
             cause: cause)
     }
 
+    /// The storage failed (a full disk, a read-only database, a lost connection): nothing was written,
+    /// and the same request later may succeed. `cause` goes to the log.
+    public static func storageUnavailable(cause: (any Error)? = nil) -> GatehouseError {
+        GatehouseError(
+            .unavailable, code: .temporarilyUnavailable, title: "Storage unavailable",
+            detail: "The server cannot reach its storage right now; nothing was changed. Try again shortly.", retryAfter: 5,
+            cause: cause)
+    }
+
     /// The database or another dependency is not ready.
     public static func notReady(_ detail: String) -> GatehouseError {
         GatehouseError(.unavailable, code: .serverBusy, title: "Not ready", detail: detail, retryAfter: 5)

@@ -69,7 +69,7 @@ public struct PushedRequests: Sendable {
         let record: OneTimeCodeRecord
         do {
             record = try await services.codes.redeem(token: requestURI, purpose: .pushedRequest, endsSiblings: false)
-        } catch is GatehouseError {
+        } catch let error as GatehouseError where error.category != .unavailable {
             throw AuthorizationRequest.Untrusted(detail: "The pushed request is unknown, used or expired.")
         }
         guard record.clientID == clientID, let data = record.data,

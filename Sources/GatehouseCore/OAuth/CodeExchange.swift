@@ -19,7 +19,8 @@ public struct CodeExchange: Sendable {
         let record: OneTimeCodeRecord
         do {
             record = try await services.codes.redeem(token: code, purpose: .authorizationCode, endsSiblings: false)
-        } catch is GatehouseError {
+        } catch let error as GatehouseError where error.category != .unavailable {
+            // Not a storage fault (which leaves the code for the retry): the code is spent or unknown.
             try await endSessionOfReplayedCode(code, client: client)
             throw GatehouseError.invalidGrant("The authorization code is not valid.")
         }

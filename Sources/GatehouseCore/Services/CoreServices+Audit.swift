@@ -50,6 +50,9 @@ extension CoreServices {
     public func audit(_ event: AuditEvent) async {
         do {
             try await persistence.transaction { try await $0.audit.append(event) }
+        } catch let error as GatehouseError where error.category == .unavailable {
+            // The storage's episode is logged once where it began.
+            logger.debug("audit event not written: storage unavailable", metadata: ["type": "\(event.type)"])
         } catch {
             logger.error("audit event not written", metadata: ["type": "\(event.type)", "error_type": "\(type(of: error))"])
         }

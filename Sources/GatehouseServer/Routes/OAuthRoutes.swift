@@ -86,6 +86,8 @@ struct OAuthRoutes: Sendable {
         guard let id = credentials.id ?? request.headers[HTTPField.Name("Gatehouse-Client")!] else {
             do {
                 return try await clients.resolve(nil)
+            } catch let error as GatehouseError where error.category == .unavailable {
+                throw error
             } catch {
                 throw GatehouseError.clientAuthenticationFailed("client_id is required.")
             }

@@ -18,6 +18,10 @@ struct OperationsRoutes: Sendable {
         do {
             try await server.persistence.ping()
             return try Responses.json(["status": "ready"])
+        } catch let error as GatehouseError where error.category == .unavailable {
+            // The storage's episode is logged once where it began, not at every probe.
+            context.logger.debug("readiness check failed: storage unavailable")
+            return ProblemRenderer.response(.notReady("The database does not accept writes."))
         } catch {
             context.logger.warning("readiness check failed", metadata: ["error_type": "\(type(of: error))"])
             return ProblemRenderer.response(.notReady("The database is unreachable or not migrated."))

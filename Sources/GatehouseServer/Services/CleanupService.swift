@@ -19,7 +19,7 @@ struct CleanupService: Service {
                         metadata: Logger.Metadata(uniqueKeysWithValues: purged.map { ($0.key.rawValue, .stringConvertible($0.value)) }))
                 }
             } catch {
-                logger.warning("clean-up failed", metadata: ["error_type": "\(type(of: error))"])
+                logBackgroundFailure("clean-up failed", error, logger: logger)
             }
         }
     }

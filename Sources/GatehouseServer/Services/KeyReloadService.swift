@@ -13,7 +13,7 @@ struct KeyReloadService: Service {
             do {
                 try await keys.load()
             } catch {
-                logger.warning("signing key reload failed", metadata: ["error_type": "\(type(of: error))"])
+                logBackgroundFailure("signing key reload failed", error, logger: logger)
             }
         }
     }

@@ -15,7 +15,7 @@ struct OutboxDispatcherService: Service {
             do {
                 handled = try await delivery.runOnce()
             } catch {
-                logger.warning("outbox poll failed", metadata: ["error_type": "\(type(of: error))"])
+                logBackgroundFailure("outbox poll failed", error, logger: logger)
             }
             if handled == 0 {
                 do {

@@ -1,5 +1,7 @@
+import Foundation
 import GatehouseCore
 import Logging
+import SQLKit
 
 // Apart from the connection code so that the migrator, which runs on a connected persistence, and the
 // persistence it runs on do not depend on each other.
@@ -27,8 +29,26 @@ extension SQLPersistence {
         return persistence
     }
 
+    /// Readiness: the schema is this version's, and a write commits. A read alone would call a node
+    /// ready on a full disk or a read-only database, where every sign-in fails.
     public func ping() async throws {
         let version = try await readDatabase { db in try await Migrator.appliedVersion(db) }
         guard version == Migrations.all.last?.version else { throw PersistenceHealthError.migrationsPending }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        do {
+            try await transactionOnDatabase { db in
+                try await db.raw(
+                    """
+                    INSERT INTO readiness_checks (name, checked_at) VALUES ('write', \(bind: now))
+                    ON CONFLICT (name) DO UPDATE SET checked_at = excluded.checked_at
+                    """
+                ).run()
+            }
+        } catch {
+            throw health.translate(error)
+        }
+        health.committed()
+        // A write got through, but others failed a moment ago (a disk with a few pages left).
+        if health.failing { throw GatehouseError.storageUnavailable() }
     }
 }

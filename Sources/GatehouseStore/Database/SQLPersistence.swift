@@ -14,6 +14,10 @@ public final class SQLPersistence: Persistence {
     public let dialect: Dialect
     private let backend: Backend
     private let logger: Logger
+    /// How long a request waits for a PostgreSQL connection before it is answered 503.
+    static let leaseWait: TimeAmount = .seconds(5)
+    /// Storage faults answered as 503, logged once per episode.
+    let health: StorageHealth
 
     enum Backend: Sendable {
         case sqlite(writer: SQLiteConnection, writes: SQLiteWriteQueue, readers: SQLiteReaderPool)
@@ -24,6 +28,7 @@ public final class SQLPersistence: Persistence {
         self.dialect = dialect
         self.backend = backend
         self.logger = logger
+        self.health = StorageHealth(logger: logger)
     }
 
     static func openSQLite(path: String, readers: Int, logger: Logger) async throws -> SQLPersistence {
@@ -33,10 +38,14 @@ public final class SQLPersistence: Persistence {
             _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         let loop = MultiThreadedEventLoopGroup.singleton.any()
+        // Every connection opened so far, closed again if a later step fails: a read-only file or a
+        // full disk is a clear start-up error, not a connection left open.
+        var opened: [SQLiteConnection] = []
         func connect() async throws -> SQLiteConnection {
             let connection = try await SQLiteConnection.open(
                 storage: .file(path: path), threadPool: .singleton, logger: logger, on: loop
             ).get()
+            opened.append(connection)
             // FULL: a 2xx means committed, even across a power cut. busy_timeout covers the CLI writing
             // while a server runs.
             for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"] {
@@ -44,13 +53,24 @@ public final class SQLPersistence: Persistence {
             }
             return connection
         }
-        let writer = try await connect()
-        _ = try await writer.query("PRAGMA journal_mode = WAL").get()
+        let writer: SQLiteConnection
         var readerConnections: [SQLiteConnection] = []
-        for _ in 0..<max(1, readers) {
-            let reader = try await connect()
-            _ = try await reader.query("PRAGMA query_only = ON").get()
-            readerConnections.append(reader)
+        do {
+            writer = try await connect()
+            _ = try await writer.query("PRAGMA journal_mode = WAL").get()
+            // A read-only file or directory opens without complaint and fails at the first write: find
+            // out now, while an operator is watching the start.
+            _ = try await writer.query("BEGIN IMMEDIATE").get()
+            _ = try await writer.query("COMMIT").get()
+            for _ in 0..<max(1, readers) {
+                let reader = try await connect()
+                _ = try await reader.query("PRAGMA query_only = ON").get()
+                readerConnections.append(reader)
+            }
+        } catch {
+            for connection in opened { try? await connection.close() }
+            guard let code = StorageFaults.code(of: error) else { throw error }
+            throw StorageOpenError(path: path, code: code, detail: (error as? SQLiteError)?.message ?? "\(error)")
         }
         return SQLPersistence(
             dialect: .sqlite,
@@ -82,7 +102,14 @@ public final class SQLPersistence: Persistence {
     }
 
     public func read<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
-        try await readDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+        let result: R
+        do {
+            result = try await readDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+        } catch {
+            throw health.translate(error)
+        }
+        health.answered()
+        return result
     }
 
     func readDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
@@ -90,7 +117,7 @@ public final class SQLPersistence: Persistence {
         case .sqlite(_, _, let readers):
             return try await readers.withConnection { try await body($0.sql(queryLogLevel: nil)) }
         case .postgres(let client, _):
-            return try await client.withConnection { connection in
+            return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
                 try await body(connection.sql(queryLogLevel: nil))
             }
         }
@@ -105,7 +132,14 @@ public final class SQLPersistence: Persistence {
     }
 
     public func transaction<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
-        try await transactionOnDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+        let result: R
+        do {
+            result = try await transactionOnDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+        } catch {
+            throw health.translate(error)
+        }
+        health.committed()
+        return result
     }
 
     /// One transaction: on SQLite through the writer's group-commit queue, on PostgreSQL on a pooled connection.
@@ -118,7 +152,7 @@ public final class SQLPersistence: Persistence {
         case .sqlite(_, let writes, _):
             return try await writes.run(body)
         case .postgres(let client, _):
-            return try await client.withConnection { connection in
+            return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
                 try await self.rawTransaction(connection.sql(queryLogLevel: nil), body)
             }
         }
@@ -135,11 +169,7 @@ public final class SQLPersistence: Persistence {
             try await db.raw("COMMIT").run()
             return result
         } catch {
-            do {
-                try await db.raw("ROLLBACK").run()
-            } catch let rollbackError {
-                logger.error("rollback failed", metadata: ["error": "\(String(reflecting: rollbackError))"])
-            }
+            await Rollback.run(db, logger: logger)
             throw error
         }
     }

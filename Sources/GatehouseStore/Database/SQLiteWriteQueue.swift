@@ -120,10 +120,6 @@ final class SQLiteWriteQueue: Sendable {
     }
 
     private func rollback() async {
-        do {
-            try await db.raw("ROLLBACK").run()
-        } catch {
-            logger.error("rollback failed", metadata: ["error": "\(String(reflecting: error))"])
-        }
+        await Rollback.run(db, logger: logger)
     }
 }

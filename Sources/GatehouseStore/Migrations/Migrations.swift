@@ -355,5 +355,10 @@ enum Migrations {
         // The `claims` request parameter (OIDC Core §5.5): the single claims a session's userinfo and ID
         // tokens release besides its scopes'. Added, never changed: older nodes write NULL.
         Migration(version: 13, name: "requested claims", statements: ["ALTER TABLE sessions ADD COLUMN claims TEXT"]),
+        // Readiness commits a write (one row, overwritten), so a full disk or a read-only database
+        // makes a node not ready. A new table: older nodes never touch it.
+        Migration(
+            version: 14, name: "readiness checks",
+            statements: ["CREATE TABLE readiness_checks (name TEXT PRIMARY KEY, checked_at BIGINT NOT NULL)"]),
     ]
 }
