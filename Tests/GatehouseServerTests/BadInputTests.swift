@@ -108,7 +108,9 @@ struct BadInputTests {
 
 @Suite("Nulls in typed fields")
 struct NullFieldTests {
-    @Test("A null for a typed field is a 422 naming it; nulls inside metadata are data; documented nullable fields pass")
+    @Test(
+        "A null for a typed field is a 422 naming it; nulls inside metadata are data; documented nullable fields pass; a null in a field the request does not know is ignored like any unknown field"
+    )
     func nulls() async throws {
         let server = try await TestServer.startOpen(.sqlite)
         try await server.createClient(id: "terms", settings: ["email_verification=off", "terms_platform_version=1"])
@@ -135,6 +137,16 @@ struct NullFieldTests {
             let metadata = try await client.json(
                 .patch, "/v1/me", ["profile": ["metadata": inner] as [String: any Sendable]], bearer: user.accessToken)
             #expect(metadata.status == .ok, "\(metadata.text)")
+            // A field no request type has: ignored, null or not (it was 422 for null only).
+            for extra in [NSNull(), "x"] as [any Sendable] {
+                let login = try await client.json(
+                    .post, "/v1/login",
+                    ["client_id": TestServer.openClient, "email": user.email, "password": user.password, "x_unknown": extra])
+                #expect(login.status == .ok, "\(login.text)")
+                let nested: [String: any Sendable] = ["given_name": "Ada", "x_unknown": extra]
+                let profile = try await client.json(.patch, "/v1/me", ["profile": nested], bearer: user.accessToken)
+                #expect(profile.status == .ok, "\(profile.text)")
+            }
             // The agreement versions are documented as "absent or null".
             let other = try await signUp(client, clientID: "terms")
             let accepted = try await client.json(

@@ -25,7 +25,7 @@ enum RequestDecoding {
         } catch let error as DecodingError {
             throw problem(for: error)
         }
-        try NullFields.reject(in: data, allowing: nullable)
+        try NullFields.reject(in: data, allowing: nullable) { probe in (try? decoder.decode(T.self, from: probe)) == nil }
         return decoded
     }
 
