@@ -65,9 +65,9 @@ def verdict(part, passed, why=""):
 
 # --- HTTP -------------------------------------------------------------------------------------------
 
-def call(method, url, json_body=None, form=None, token=None, timeout=30):
+def call(method, url, json_body=None, form=None, token=None, timeout=30, answer_headers=None):
     """Returns (status, body). status is None on a transport error (refused, reset, timeout), and body
-    then names the error."""
+    then names the error. `answer_headers`, a dict, receives the answer's headers."""
     headers, data = {}, None
     if json_body is not None:
         data, headers["Content-Type"] = json.dumps(json_body).encode(), "application/json"
@@ -78,8 +78,12 @@ def call(method, url, json_body=None, form=None, token=None, timeout=30):
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
         with OPENER.open(request, timeout=timeout) as response:
+            if answer_headers is not None:
+                answer_headers.update(response.headers.items())
             return response.status, parse(response.read())
     except urllib.error.HTTPError as error:
+        if answer_headers is not None:
+            answer_headers.update(error.headers.items())
         return error.code, parse(error.read())
     except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, socket.timeout,
             OSError) as error:

@@ -98,26 +98,10 @@ class Load:
 
 
 def call(node, method, path, json_body=None, form=None, token=None, timeout=40):
-    """Like drill.call, with the Retry-After header kept."""
-    import json
-    import urllib.error
-    import urllib.parse
-    import urllib.request
-    headers, data = {}, None
-    if json_body is not None:
-        data, headers["Content-Type"] = json.dumps(json_body).encode(), "application/json"
-    elif form is not None:
-        data, headers["Content-Type"] = urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded"
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(node.url + path, data=data, headers=headers, method=method)
-    try:
-        with d.OPENER.open(request, timeout=timeout) as response:
-            return response.status, d.parse(response.read()), response.headers.get("Retry-After")
-    except urllib.error.HTTPError as error:
-        return error.code, d.parse(error.read()), error.headers.get("Retry-After")
-    except Exception as error:                               # refused, reset, timeout
-        return None, f"{type(error).__name__}: {error}", None
+    """drill.call on `node`, with the answer's Retry-After."""
+    headers = {}
+    status, body = d.call(method, node.url + path, json_body, form, token, timeout, answer_headers=headers)
+    return status, body, headers.get("Retry-After")
 
 
 def seed_users(node, tag, count=8):
