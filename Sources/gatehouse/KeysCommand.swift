@@ -14,7 +14,7 @@ struct KeysCommand: AsyncParsableCommand {
             let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
             let clock = SystemWallClock()
             try await body(
-                KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: clock), persistence: persistence, clock: clock))
+                KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: clock), clock: clock))
         } catch {
             await persistence.shutdown()
             throw error

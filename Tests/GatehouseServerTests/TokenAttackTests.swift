@@ -137,7 +137,7 @@ struct TokenAttackTests {
             let user = try await signUp(client)
             let leaked = try #require(server.server.keys.currentKID(.es256))
             let rsa = try #require(server.server.keys.currentKID(.rs256))
-            let admin = KeyAdmin(keys: server.server.keys, persistence: server.persistence, clock: server.clock)
+            let admin = KeyAdmin(keys: server.server.keys, clock: server.clock)
             #expect(try await admin.revoke(kid: leaked))
             // Only the revoked key's algorithm got a new key.
             #expect(server.server.keys.currentKID(.es256) != leaked && server.server.keys.currentKID(.rs256) == rsa)

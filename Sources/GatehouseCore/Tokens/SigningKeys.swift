@@ -60,33 +60,47 @@ public final class SigningKeys: Sendable {
     }
 
     /// Adds a new key for each of `algorithms` and makes it current; the keys it replaces stay
-    /// published until `publishOldFor` has passed. Returns the new kids.
+    /// published until `publishOldFor` has passed. `audit` (given the new kids) is appended in the
+    /// same transaction, so a crash cannot leave a rotation nobody recorded. Returns the new kids.
     @discardableResult
-    public func rotate(publishOldFor: TimeInterval, algorithms: [SigningAlgorithm] = SigningAlgorithm.allCases) async throws -> [String] {
+    public func rotate(
+        publishOldFor: TimeInterval, algorithms: [SigningAlgorithm] = SigningAlgorithm.allCases,
+        audit: (@Sendable ([String]) -> AuditEvent)? = nil
+    ) async throws -> [String] {
         let now = clock.now()
         let records = try algorithms.map { try SigningKeyMaterial.generate($0, secret: secret, now: now) }
         try await persistence.transaction { stores in
-            for record in records {
-                try await stores.signingKeys.insert(record)
-                try await stores.signingKeys.retire(
-                    algorithm: record.algorithm, except: record.kid, at: now, publishUntil: now.addingTimeInterval(publishOldFor))
-            }
+            try await Self.makeCurrent(records, stores: stores, now: now, publishOldFor: publishOldFor)
+            if let audit { try await stores.audit.append(audit(records.map(\.kid))) }
         }
         try await load()
         return records.map(\.kid)
     }
 
+    private static func makeCurrent(_ records: [SigningKeyRecord], stores: any Stores, now: Date, publishOldFor: TimeInterval) async throws
+    {
+        for record in records {
+            try await stores.signingKeys.insert(record)
+            try await stores.signingKeys.retire(
+                algorithm: record.algorithm, except: record.kid, at: now, publishUntil: now.addingTimeInterval(publishOldFor))
+        }
+    }
+
     /// Emergency revocation: `kid` stops verifying at once here, and on every other node at its next
-    /// reload (within a minute). A current key is first replaced by a new one of its algorithm. Returns
-    /// whether a new key had to be made; throws ``SigningKeysError/unknownKey`` for a key that is not published.
+    /// reload (within a minute). A current key is replaced by a new one of its algorithm in the same
+    /// transaction as the revocation and `audit`. Returns whether a new key had to be made; throws
+    /// ``SigningKeysError/unknownKey`` for a key that is not published (and changes nothing).
     @discardableResult
-    public func revoke(kid: String, publishOthersFor: TimeInterval) async throws -> Bool {
+    public func revoke(kid: String, publishOthersFor: TimeInterval, audit: AuditEvent? = nil) async throws -> Bool {
         try await load()
         let replaced = snapshot.withLock { snap in snap?.signers.first { $0.value.kid == kid }?.key }
-        if let replaced { try await rotate(publishOldFor: publishOthersFor, algorithms: [replaced]) }
         let now = clock.now()
-        guard try await persistence.transaction({ try await $0.signingKeys.revoke(kid: kid, at: now) }) else {
-            throw SigningKeysError.unknownKey(kid)
+        let replacement = try replaced.map { try SigningKeyMaterial.generate($0, secret: secret, now: now) }
+        try await persistence.transaction { stores in
+            if let replacement { try await Self.makeCurrent([replacement], stores: stores, now: now, publishOldFor: publishOthersFor) }
+            // Thrown rather than returned so that the replacement above is rolled back with it.
+            guard try await stores.signingKeys.revoke(kid: kid, at: now) else { throw SigningKeysError.unknownKey(kid) }
+            if let audit { try await stores.audit.append(audit) }
         }
         try await load()
         return replaced != nil

@@ -28,7 +28,7 @@ struct ConsoleRoutes: Sendable {
         self.access = ConsoleAccess(persistence: services.persistence, clock: services.clock)
         self.users = UserAdmin(services: services)
         self.clients = ClientAdmin(persistence: services.persistence, clock: services.clock, cache: services.clientCache)
-        self.keys = KeyAdmin(keys: keys, persistence: services.persistence, clock: services.clock)
+        self.keys = KeyAdmin(keys: keys, clock: services.clock)
         self.signingKeys = keys
         self.audit = AuditLog(persistence: services.persistence)
         self.persistence = services.persistence
@@ -231,14 +231,11 @@ struct ConsoleRoutes: Sendable {
         case "password-reset": try await users.sendPasswordReset(id: id, clientID: nil, actor: context.actor)
         case "reset-factors":
             guard fields["confirm"] == "yes" else { throw GatehouseError.badRequest("Tick the box to confirm the reset.") }
-            // It weakens the account: only from a console session signed in within the last 15 minutes.
-            guard let since = context.admin.signedInAt, clock.now().timeIntervalSince(since) <= FactorsFlow.recentSignIn else {
-                throw GatehouseError.forbidden(
-                    "Sign in to the console again (a new link from the CLI): resetting factors needs a sign-in from the last 15 minutes.")
-            }
+            try requireFreshSignIn(context, for: "resetting second factors")
             _ = try await users.resetFactors(id: id, actor: context.actor)
         case "delete":
             guard fields["confirm"] == "yes" else { throw GatehouseError.badRequest("Tick the box to confirm the deletion.") }
+            try requireFreshSignIn(context, for: "deleting an account")
             try await users.delete(id: id, actor: context.actor)
             return PageResponses.redirect(to: URL(string: "/admin/console/users?done=deleted")!)
         default: throw GatehouseError.notFound("No such action.")
@@ -259,11 +256,22 @@ struct ConsoleRoutes: Sendable {
 
     @Sendable func rotateKey(_ request: Request, context: AdminContext) async throws -> Response {
         _ = try await checkedForm(request, context)
+        try requireFreshSignIn(context, for: "rotating the signing keys")
         _ = try await keys.rotate(actor: context.actor)
         return PageResponses.redirect(to: URL(string: "/admin/console/keys?done=rotated")!)
     }
 
     // MARK: Helpers
+
+    /// Actions that weaken an account or end every signed-in user's tokens run only from a console
+    /// session signed in within the last 15 minutes: a console left open (or its cookie stolen) for
+    /// hours can still look, but not do these.
+    private func requireFreshSignIn(_ context: AdminContext, for action: String) throws {
+        guard let since = context.admin.signedInAt, clock.now().timeIntervalSince(since) <= FactorsFlow.recentSignIn else {
+            throw GatehouseError.forbidden(
+                "Sign in to the console again (a new link from the CLI): \(action) needs a sign-in from the last 15 minutes.")
+        }
+    }
 
     static let notices = [
         "revoked": "The session was revoked.", "disable": "The account is disabled and its sessions ended.",

@@ -15,7 +15,7 @@ struct AdminServiceRoutes: Sendable {
     init(services: CoreServices, keys: SigningKeys) {
         self.clients = ClientAdmin(persistence: services.persistence, clock: services.clock, cache: services.clientCache)
         self.registration = ClientRegistration(persistence: services.persistence, clock: services.clock, cache: services.clientCache)
-        self.keys = KeyAdmin(keys: keys, persistence: services.persistence, clock: services.clock)
+        self.keys = KeyAdmin(keys: keys, clock: services.clock)
         self.signingKeys = keys
         self.audit = AuditLog(persistence: services.persistence)
     }
