@@ -251,6 +251,13 @@ def cleanup():
             log(f"cleanup: {error}")
 
 
+def outcome(name):
+    """Logs how many parts of drill `name` passed; the exit status: 0 only when every part ran and passed."""
+    passed = sum(1 for _, ok in RESULTS if ok)
+    log(f"{name}: {passed} of {len(RESULTS)} parts passed")
+    return 0 if RESULTS and passed == len(RESULTS) else 1
+
+
 def make_work(prefix, keep):
     work = tempfile.mkdtemp(prefix=prefix)
     if keep:

@@ -335,9 +335,7 @@ def main():
             part_postgres(binary, args.keep)
     finally:
         d.cleanup()
-    passed = sum(1 for _, ok in d.RESULTS if ok)
-    d.log(f"storage drill: {passed} of {len(d.RESULTS)} parts passed")
-    return 0 if d.RESULTS and passed == len(d.RESULTS) else 1
+    return d.outcome("storage drill")
 
 
 if __name__ == "__main__":

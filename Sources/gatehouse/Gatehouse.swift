@@ -11,7 +11,7 @@ struct GatehouseCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ClientsCommand.self, UsersCommand.self, KeysCommand.self, OutboxCommand.self,
-            HooksCommand.self, WebhooksCommand.self, AuditCommand.self, ConsoleCommand.self,
+            HooksCommand.self, WebhooksCommand.self, AuditCommand.self, ConsoleCommand.self, SecretCommand.self,
         ],
         defaultSubcommand: nil)
 }

@@ -11,7 +11,7 @@ struct KeysCommand: AsyncParsableCommand {
     static func withKeys(_ store: StoreOptions, _ body: (KeyAdmin) async throws -> Void) async throws {
         let persistence = try await store.open(logger: cliLogger())
         do {
-            let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
+            let secret = try await store.secret(for: persistence)
             let clock = SystemWallClock()
             try await body(
                 KeyAdmin(keys: SigningKeys(persistence: persistence, secret: secret, clock: clock), clock: clock))

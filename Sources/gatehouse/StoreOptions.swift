@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GatehouseCore
 import GatehouseServer
 import GatehouseStore
@@ -15,7 +16,7 @@ struct StoreOptions: ParsableArguments {
     @Option(
         name: .customLong("secret-file"),
         help:
-            "File with the server secret that encrypts signing keys; created 0600 if missing (GATEHOUSE_SECRET_FILE; default ./gatehouse.secret)"
+            "File with the server secrets that seal signing keys and other secrets, current first, one per line; created 0600 if missing (GATEHOUSE_SECRET_FILE; default ./gatehouse.secret)"
     )
     var secretFile: String?
 
@@ -25,6 +26,12 @@ struct StoreOptions: ParsableArguments {
     func open(logger: Logger) async throws -> SQLPersistence {
         try await SQLPersistence.open(
             try DatabaseURL(resolvedDatabaseURL, allowPlaintextToRemote: Env.flag("GATEHOUSE_DATABASE_INSECURE")), logger: logger)
+    }
+
+    /// The secret file's ring with the database's stable keys; refused, saying what to do, when the
+    /// file holds none of the secrets the database is sealed under.
+    func secret(for persistence: SQLPersistence) async throws -> ServerSecret {
+        try await persistence.adoptStableKeys(try ServerSecret.loadOrCreate(path: resolvedSecretFile), now: Date())
     }
 }
 

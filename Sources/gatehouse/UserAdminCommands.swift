@@ -11,13 +11,14 @@ import GatehouseStore
 /// Opens the store, runs `body` with a ``UserAdmin``, closes the store either way; a core refusal
 /// becomes the command's error message.
 func withUserAdmin(_ store: StoreOptions, _ body: (UserAdmin) async throws -> Void) async throws {
-    let secret = try ServerSecret.loadOrCreate(path: store.resolvedSecretFile)
-    try await withPersistence(store) { try await body(UserAdmin(persistence: $0, clock: SystemWallClock(), secret: secret)) }
+    try await withPersistence(store) { persistence in
+        try await body(UserAdmin(persistence: persistence, clock: SystemWallClock(), secret: try await store.secret(for: persistence)))
+    }
 }
 
 /// Opens the store, runs `body`, closes the store either way; a core refusal (``GatehouseError``)
 /// becomes the command's error message.
-func withPersistence(_ store: StoreOptions, _ body: (any Persistence) async throws -> Void) async throws {
+func withPersistence(_ store: StoreOptions, _ body: (SQLPersistence) async throws -> Void) async throws {
     let persistence = try await store.open(logger: cliLogger())
     do {
         try await body(persistence)

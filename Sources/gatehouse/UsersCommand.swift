@@ -57,7 +57,7 @@ struct UsersCommand: AsyncParsableCommand {
             let pool = HashingPool(threads: ProcessInfo.processInfo.activeProcessorCount, maxQueued: batch)
             let importer = UserImport(
                 persistence: persistence, hasher: try PasswordHasher(parameters: try argon2.resolve(), pool: pool),
-                clock: SystemWallClock(), secret: try ServerSecret.loadOrCreate(path: store.resolvedSecretFile))
+                clock: SystemWallClock(), secret: try await store.secret(for: persistence))
             var result = UserImport.Result()
             let started = Date()
             var bytesRead = 0

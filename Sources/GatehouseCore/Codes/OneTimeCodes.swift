@@ -60,7 +60,7 @@ public struct OneTimeCodes: Sendable {
         -> OneTimeCodeRecord
     {
         let now = clock.now()
-        let expected = secret.codeHash(code, binding: Self.binding(purpose, clientID, identifier))
+        let expected = secret.codeHashes(code, binding: Self.binding(purpose, clientID, identifier))
         let outcome: Result<OneTimeCodeRecord, GatehouseError> = try await persistence.transaction { stores in
             guard let record = try await stores.codes.findOpen(purpose: purpose, identifier: identifier, clientID: clientID),
                 record.expiresAt > now
@@ -75,7 +75,7 @@ public struct OneTimeCodes: Sendable {
             }
             // The attempt is counted before comparing, in the same statement that checks the bound.
             guard let attempts = try await stores.codes.recordAttempt(id: record.id) else { return .failure(Self.expired) }
-            guard let stored = record.codeHash, Secrets.constantTimeEquals(stored, expected) else {
+            guard let stored = record.codeHash, Secrets.constantTimeEqualsAny(stored, expected) else {
                 let left = max(0, record.maxAttempts - attempts)
                 return .failure(Self.invalid(remaining: left))
             }

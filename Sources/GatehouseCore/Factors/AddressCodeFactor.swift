@@ -53,8 +53,8 @@ public struct AddressCodeFactor: SecondFactor {
             let record = try await stores.codes.findOpen(purpose: .secondFactor, identifier: address, clientID: clientID),
             record.userID == userID, record.expiresAt > clock.now(), let stored = record.codeHash
         else { return false }
-        let expected = secret.codeHash(code, binding: OneTimeCodes.binding(.secondFactor, clientID, address))
-        guard Secrets.constantTimeEquals(stored, expected) else { return false }
+        let expected = secret.codeHashes(code, binding: OneTimeCodes.binding(.secondFactor, clientID, address))
+        guard Secrets.constantTimeEqualsAny(stored, expected) else { return false }
         return try await stores.codes.consume(id: record.id, at: clock.now())
     }
 }

@@ -101,7 +101,7 @@ public struct RecoveryCodeFactor: SecondFactor {
     func identifier(of code: String, userID: UUID) -> String {
         let normalized = code.lowercased().filter { $0.isLetter || $0.isNumber }
         let binding = "recovery-code/" + userID.uuidString.lowercased()
-        return secret.codeHash(normalized, binding: binding)
+        return secret.stableCodeHash(normalized, binding: binding)
     }
 
     public func verify(_ response: String, userID: UUID, stores: any Stores) async throws -> Bool {

@@ -47,6 +47,12 @@ public enum Secrets {
         constantTimeEquals(Array(a.utf8), Array(b.utf8))
     }
 
+    /// Whether `a` equals any of `candidates`, comparing with every one (no early exit that would tell
+    /// which matched).
+    public static func constantTimeEqualsAny(_ a: String, _ candidates: [String]) -> Bool {
+        candidates.reduce(false) { matched, candidate in constantTimeEquals(a, candidate) || matched }
+    }
+
     private static let hexDigits = Array("0123456789abcdef")
 }
 

@@ -1,122 +1,124 @@
 import Crypto
 import Foundation
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
-/// The server secret and the keys derived from it. Each use gets its own HKDF-derived key so that
-/// no two purposes share key material.
+/// The server secrets in force and the keys derived from them: a ring whose first secret seals and
+/// signs, while the previous ones still open and verify, so a secret is rotated without a moment in
+/// which some node cannot read what another wrote (`docs/operations.md`, "Rotating the server secret").
 public struct ServerSecret: Sendable {
-    private let sealingKey: SymmetricKey
-    private let successorKey: SymmetricKey
-    private let codeKey: SymmetricKey
-    private let csrfKey: SymmetricKey
-    private let pairwiseKey: SymmetricKey
+    /// The current secret's keys first.
+    let ring: [DerivedSecretKeys]
+    /// The database's stable keys once ``adopting(_:)`` gave them; until then those the oldest secret
+    /// derives, which is what a database without stored keys used.
+    let stable: StableSecretKeys
 
-    public init(bytes: [UInt8]) throws {
-        guard bytes.count >= 32 else { throw ServerSecretError.tooShort }
-        let master = SymmetricKey(data: bytes)
-        func derive(_ info: String) -> SymmetricKey {
-            HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: master, salt: Data("gatehouse".utf8), info: Data(info.utf8), outputByteCount: 32)
-        }
-        sealingKey = derive("seal:v1")
-        successorKey = derive("refresh-successor:v1")
-        codeKey = derive("one-time-code:v1")
-        csrfKey = derive("csrf:v1")
-        pairwiseKey = derive("pairwise-subject:v1")
+    private var current: DerivedSecretKeys { ring[0] }
+
+    public init(bytes: [UInt8]) throws { try self.init(ring: [bytes]) }
+
+    /// `ring[0]` is the current secret; the rest are previous ones, still opened and verified.
+    public init(ring: [[UInt8]]) throws {
+        guard !ring.isEmpty else { throw ServerSecretError.tooShort }
+        let keys = try ring.map { try DerivedSecretKeys(bytes: $0) }
+        self.ring = keys
+        self.stable = StableSecretKeys(legacy: keys[keys.count - 1])
     }
 
-    /// Reads the secret file, creating it (0600, 256 random bits) when missing.
-    public static func loadOrCreate(path: String) throws -> ServerSecret {
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: path) { try create(path: path) }
-        guard let contents = fm.contents(atPath: path) else { throw ServerSecretError.unreadable(path) }
-        let text = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let bytes = Data(base64Encoded: text) else { throw ServerSecretError.malformed(path) }
-        return try ServerSecret(bytes: Array(bytes))
+    private init(ring: [DerivedSecretKeys], stable: StableSecretKeys) {
+        self.ring = ring
+        self.stable = stable
     }
 
-    /// Created 0600 from the first byte (FileManager writes 0644 and chmods afterwards) and with
-    /// O_EXCL, so two nodes starting at once cannot each write a different secret: the loser reads
-    /// the winner's.
-    private static func create(path: String) throws {
-        let descriptor = openExclusive(path)
-        guard descriptor >= 0 else {
-            if errno == EEXIST { return }
-            throw ServerSecretError.unwritable(path)
-        }
-        defer { close(descriptor) }
-        let fresh = Array((Data(Secrets.randomBytes(32)).base64EncodedString() + "\n").utf8)
-        let written = fresh.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == fresh.count, fsync(descriptor) == 0 else { throw ServerSecretError.unwritable(path) }
-    }
+    /// The same ring with the database's stable keys.
+    public func adopting(_ stable: StableSecretKeys) -> ServerSecret { ServerSecret(ring: ring, stable: stable) }
 
-    /// AES-GCM seals `plaintext`; the result is base64 of nonce‖ciphertext‖tag.
+    /// The stable keys a database without any should store: those its data was made with so far.
+    public var initialStableKeys: StableSecretKeys { stable }
+
+    /// Fingerprints of the ring's secrets, current first: what logs and `gatehouse secret status` name.
+    public var fingerprints: [String] { ring.map(\.fingerprint) }
+
+    // MARK: Sealing
+
+    /// AES-GCM seals `plaintext` under the current secret; the result is base64 of nonce‖ciphertext‖tag.
     public func seal(_ plaintext: Data) throws -> String {
-        try AES.GCM.seal(plaintext, using: sealingKey).combined!.base64EncodedString()
+        try AES.GCM.seal(plaintext, using: current.sealingKey).combined!.base64EncodedString()
     }
 
+    /// Opens a value sealed under any secret of the ring (the current one is tried first: after a
+    /// rotation nearly everything is under it).
     public func open(_ sealed: String) throws -> Data {
-        guard let combined = Data(base64Encoded: sealed) else { throw ServerSecretError.malformed("sealed box") }
-        return try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: sealingKey)
+        try openWithIndex(sealed).plaintext
     }
+
+    /// The value sealed again under the current secret, or nil when it already is. Throws when no
+    /// secret of the ring opens it.
+    public func resealed(_ sealed: String) throws -> String? {
+        let (plaintext, index) = try openWithIndex(sealed)
+        return index == 0 ? nil : try seal(plaintext)
+    }
+
+    private func openWithIndex(_ sealed: String) throws -> (plaintext: Data, index: Int) {
+        guard let combined = Data(base64Encoded: sealed), let box = try? AES.GCM.SealedBox(combined: combined) else {
+            throw ServerSecretError.malformed("sealed box")
+        }
+        for (index, keys) in ring.enumerated() {
+            if let plaintext = try? AES.GCM.open(box, using: keys.sealingKey) { return (plaintext, index) }
+        }
+        throw ServerSecretError.unopenable
+    }
+
+    public func sealStable(_ keys: StableSecretKeys) throws -> String { try seal(keys.material) }
+
+    public func openStable(_ sealed: String) throws -> StableSecretKeys { try StableSecretKeys(material: open(sealed)) }
+
+    // MARK: Keyed hashes
 
     /// The deterministic successor of a refresh token, so a retry inside the grace interval gets the same
-    /// successor without the server ever storing a plaintext token.
+    /// successor without the server ever storing a plaintext token. Current secret only: a retry that
+    /// straddles a promotion (seconds) gets a successor that was never stored, and signs in again.
     public func refreshSuccessor(of token: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: successorKey)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: current.successorKey)
         return RefreshTokenFormat.prefix + Base64URL.encode(Array(mac))
     }
 
     /// The form token that goes with a CSRF cookie nonce: a forged form cannot know it, and the server
     /// keeps no state for it.
-    public func csrfToken(for nonce: String) -> String {
-        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Data(nonce.utf8), using: csrfKey)))
+    public func csrfToken(for nonce: String) -> String { Self.csrf(nonce, current.csrfKey) }
+
+    /// Whether `sent` is the form token of `nonce` under any secret of the ring (a form rendered just
+    /// before a rotation still posts), compared in constant time.
+    public func csrfMatches(_ sent: String, for nonce: String) -> Bool {
+        Secrets.constantTimeEqualsAny(sent, ring.map { Self.csrf(nonce, $0.csrfKey) })
+    }
+
+    private static func csrf(_ nonce: String, _ key: SymmetricKey) -> String {
+        Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Data(nonce.utf8), using: key)))
     }
 
     /// A pairwise subject identifier (OIDC Core §8.1): the same user and sector always give the same
-    /// value, and no one without the secret can link two sectors' values or recover the user id. It
-    /// follows the secret: replacing the secret file changes every pairwise subject.
+    /// value, and no one without the key can link two sectors' values or recover the user id. The
+    /// key is one of the database's stable keys: rotating the secret does not change subjects.
     public func pairwiseSubject(userID: String, sector: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data((sector + "\u{0}" + userID).utf8), using: pairwiseKey)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data((sector + "\u{0}" + userID).utf8), using: stable.pairwiseKey)
         return Base64URL.encode(Array(mac))
     }
 
     /// Keyed hash for short codes: a plain SHA-256 of a 6-digit code is reversed by trying all million.
-    public func codeHash(_ code: String, binding: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data((binding + "\u{0}" + code).utf8), using: codeKey)
-        return Secrets.hex(Array(mac))
+    /// Under the current secret; ``codeHashes(_:binding:)`` gives what a stored one may be.
+    public func codeHash(_ code: String, binding: String) -> String { Self.codeHash(code, binding, current.codeKey) }
+
+    /// The hash of `code` under each secret of the ring: a code sent before a rotation still verifies.
+    public func codeHashes(_ code: String, binding: String) -> [String] { ring.map { Self.codeHash(code, binding, $0.codeKey) } }
+
+    /// The stored identifier of a long-lived code (recovery codes), under a stable key: such codes
+    /// outlive any rotation and cannot be hashed again without the code.
+    public func stableCodeHash(_ code: String, binding: String) -> String { Self.codeHash(code, binding, stable.recoveryCodeKey) }
+
+    private static func codeHash(_ code: String, _ binding: String, _ key: SymmetricKey) -> String {
+        Secrets.hex(Array(HMAC<SHA256>.authenticationCode(for: Data((binding + "\u{0}" + code).utf8), using: key)))
     }
 }
 
 public enum RefreshTokenFormat {
     public static let prefix = "gh_r_"
-}
-
-public enum ServerSecretError: Error, CustomStringConvertible {
-    case tooShort
-    case unreadable(String)
-    case unwritable(String)
-    case malformed(String)
-
-    public var description: String {
-        switch self {
-        case .tooShort: "the server secret must hold at least 32 bytes"
-        case .unreadable(let p): "cannot read the server secret at \(p)"
-        case .unwritable(let p): "cannot create the server secret at \(p)"
-        case .malformed(let p): "the server secret at \(p) is not base64"
-        }
-    }
-}
-
-/// `open(O_CREAT|O_EXCL, 0600)`, outside `ServerSecret`, whose own `open` would shadow the C function.
-private func openExclusive(_ path: String) -> Int32 {
-    #if canImport(Glibc)
-        Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-    #else
-        Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-    #endif
 }

@@ -31,11 +31,19 @@ public struct GatehouseServer: Sendable {
         let consoleTemplates = try ConsoleTemplates()
         let hooksFile = try configuration.hooksFile.map { try HooksConfiguration.load(path: $0) }
         let socialProviders = try configuration.socialFile.map { try SocialProvidersFile.load(path: $0) } ?? []
-        let secret = try ServerSecret.loadOrCreate(path: configuration.secretFile)
+        let ring = try ServerSecret.loadOrCreate(path: configuration.secretFile)
         let persistence = try await SQLPersistence.open(
             try DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase), logger: logger)
         do {
             try await checkIssuer(configuration, persistence: persistence, clock: clock, logger: logger)
+            let secret = try await persistence.adoptStableKeys(ring, now: clock.now())
+            if secret.fingerprints.count > 1 {
+                logger.notice(
+                    "the server secret ring holds previous secrets; once `gatehouse secret status` shows nothing sealed under them, remove them",
+                    metadata: [
+                        "current": "\(secret.fingerprints[0])", "previous": "\(secret.fingerprints.dropFirst().joined(separator: ","))",
+                    ])
+            }
             let pool = HashingPool(threads: configuration.hashingThreads, maxQueued: configuration.hashingQueue)
             let hasher = try PasswordHasher(parameters: configuration.argon2, pool: pool)
             let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)

@@ -58,7 +58,7 @@ struct ConsoleRoutes: Sendable {
     @Sendable func enter(_ request: Request, context: AppRequestContext) async throws -> Response {
         let fields = try await RequestDecoding.formFields(from: request)
         guard let nonce = Cookies(request)[Self.enterCookie], let sent = fields["csrf"],
-            Secrets.constantTimeEquals(secret.csrfToken(for: "console-enter:" + nonce), sent)
+            secret.csrfMatches(sent, for: "console-enter:" + nonce)
         else { throw GatehouseError.csrfMismatch }
         guard let token = fields["token"], token.utf8.count <= 100 else { throw GatehouseError.badRequest("No sign-in link.") }
         // Per address block, before the link is looked up: a flood of tries is cut short.
@@ -303,7 +303,7 @@ struct ConsoleRoutes: Sendable {
     private func checkedForm(_ request: Request, _ context: AdminContext) async throws -> (String, [String: String]) {
         let fields = try await RequestDecoding.formFields(from: request)
         guard let cookie = Cookies(request)[ConsoleAuthenticator.cookie], let sent = fields["csrf"],
-            Secrets.constantTimeEquals(secret.csrfToken(for: "console:" + cookie), sent)
+            secret.csrfMatches(sent, for: "console:" + cookie)
         else { throw GatehouseError.csrfMismatch }
         return (cookie, fields)
     }

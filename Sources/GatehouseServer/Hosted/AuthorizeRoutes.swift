@@ -90,7 +90,7 @@ struct AuthorizeRoutes: Sendable {
         let action = context.parameters.get("action") ?? ""
         let fields = try await RequestDecoding.formFields(from: request)
         guard let binding = Cookies(request)[Self.bindingCookie], let sent = fields["csrf"],
-            Secrets.constantTimeEquals(csrf(id, binding), sent)
+            secret.csrfMatches(sent, for: csrfNonce(id, binding))
         else { return expired(request) }
         let browser = context.browser
         let meta = context.meta
@@ -368,9 +368,9 @@ struct AuthorizeRoutes: Sendable {
         pages.language(uiLocales: page.request.uiLocales, request: request)
     }
 
-    private func csrf(_ id: UUID, _ binding: String) -> String {
-        secret.csrfToken(for: "authorize:\(id.uuidString.lowercased()):\(binding)")
-    }
+    private func csrf(_ id: UUID, _ binding: String) -> String { secret.csrfToken(for: csrfNonce(id, binding)) }
+
+    private func csrfNonce(_ id: UUID, _ binding: String) -> String { "authorize:\(id.uuidString.lowercased()):\(binding)" }
 
     private func flowID(_ context: AppRequestContext) throws -> UUID {
         guard let raw = context.parameters.get("flow"), let id = UUID(uuidString: raw) else {

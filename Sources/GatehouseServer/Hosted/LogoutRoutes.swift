@@ -66,7 +66,7 @@ struct LogoutRoutes: Sendable {
             let posted = request.method == .post && parameters["confirm"] == "yes"
             if posted {
                 guard let binding = Cookies(request)[AuthorizeRoutes.bindingCookie], let sent = parameters["csrf"],
-                    Secrets.constantTimeEquals(csrf(binding), sent)
+                    secret.csrfMatches(sent, for: "logout:\(binding)")
                 else {
                     return pages.error(lang: lang, headingKey: "error_title", detailKey: "error_expired_form", status: .forbidden)
                 }

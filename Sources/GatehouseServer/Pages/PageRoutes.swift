@@ -52,7 +52,7 @@ struct PageRoutes: Sendable {
             return failed(lang, status: .badRequest)
         }
         guard let nonce = Cookies(request)[Self.verifyCookie], let sent = fields["csrf"],
-            Secrets.constantTimeEquals(secret.csrfToken(for: nonce), sent)
+            secret.csrfMatches(sent, for: nonce)
         else {
             return message(lang, title: "failed_title", body: "expired_form", status: .forbidden)
         }
@@ -86,7 +86,7 @@ struct PageRoutes: Sendable {
         let fields = try await RequestDecoding.formFields(from: request)
         let token = fields["token"] ?? ""
         guard let nonce = Cookies(request)[Self.csrfCookie], let sent = fields["csrf"],
-            Secrets.constantTimeEquals(secret.csrfToken(for: nonce), sent)
+            secret.csrfMatches(sent, for: nonce)
         else {
             return form(lang, token: token, error: catalog.string("expired_form", lang: lang), status: .forbidden)
         }
