@@ -8,7 +8,10 @@ storage fails and comes back, and checks what a client and an operator see:
   S2  read-only: a node restarted on that tmpfs remounted read-only refuses to start, saying why (Linux
       will not remount a file system read-only under a process that has files open for writing), and
       starts again with nothing lost once it is read-write;
-  S3  PostgreSQL stopped, then started again (the same data directory), the node never restarted.
+  S3  PostgreSQL stopped, then started again (the same data directory), the node never restarted;
+  S4  a PostgreSQL primary killed (`-m immediate`, a crash) and its synchronous streaming standby
+      promoted, the node reaching the database through one address switched to the new primary (what
+      a virtual IP, a DNS name or HAProxy does), the node never restarted.
 
 While the storage fails (S1, S3) every answer is a 2xx or a 503 with `Retry-After` (a problem document with
 `temporarily_unavailable` on /v1, the OAuth error `temporarily_unavailable` on /oauth/token), never
@@ -18,10 +21,15 @@ back the node answers again without a restart and logs `storage recovered`. Afte
 too, every sign-up that was acknowledged (201) logs in and every refresh token a 200 handed out last
 still refreshes: nothing acknowledged is lost.
 
+With synchronous replication (`synchronous_standby_names`) a commit is acknowledged only once the
+standby has it, so a failover loses nothing acknowledged; with asynchronous replication the last
+commits before the crash can be lost, whatever the application does (docs/operations.md).
+
 S1 and S2 mount a tmpfs, which needs root (CI runs as root); without it they are skipped, saying so.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -29,8 +37,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import drill as d  # noqa: E402  (the shared HTTP and process helpers)
+from tcp_switch import TCPSwitch  # noqa: E402
 
 PG_PORT = 54333
+FAILOVER_PORTS = (54336, 54337)   # S4: primary, standby
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
@@ -318,11 +328,67 @@ def part_postgres(binary, keep):
            lambda: pg_ctl(pgdir, "-l", os.path.join(pgdir, "server.log"), "-w", "-o", options, "start"), "postgres_")
 
 
+def psql(port, sql):
+    done = subprocess.run([f"{PG_BIN}/psql", f"postgres://postgres@127.0.0.1:{port}/postgres", "-XAtc", sql],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"psql failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def wait_for(what, check, seconds=30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what}: not within {seconds} s")
+
+
+def part_failover(binary, keep):
+    primary_port, standby_port = FAILOVER_PORTS
+    d.log(f"S4  PostgreSQL primary (:{primary_port}) killed, its synchronous standby (:{standby_port}) promoted, the node left running")
+    script = os.path.join(d.ROOT, "scripts", "postgres.sh")
+    base = os.path.join("/tmp", f"gatehouse-failover-{os.getpid()}")
+    primary, standby = base + "-primary", base + "-standby"
+    subprocess.run([script, "start", primary, str(primary_port)], check=True, capture_output=True, text=True)
+    d.CLEANUPS.append(lambda: subprocess.run([script, "stop", primary], check=False))
+    d.CLEANUPS.append(lambda: subprocess.run([script, "stop", standby], check=False))
+    os.makedirs(standby)
+    shutil.chown(standby, "postgres")
+    subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_basebackup", "-h", "127.0.0.1", "-p", str(primary_port),
+                    "-U", "postgres", "-D", os.path.join(standby, "data"), "-R", "-X", "stream", "-c", "fast"],
+                   check=True, capture_output=True)
+    pg_ctl(standby, "-l", os.path.join(standby, "server.log"), "-w", "-o",
+           f"-h 127.0.0.1 -p {standby_port} -k {standby} -c fsync=on -c max_connections=200", "start")
+    wait_for("the standby streaming", lambda: psql(primary_port, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'") == "1")
+    # Set after the base backup, so the promoted standby does not wait for a standby of its own.
+    psql(primary_port, "ALTER SYSTEM SET synchronous_standby_names = '*'")
+    psql(primary_port, "SELECT pg_reload_conf()")
+    wait_for("the standby synchronous", lambda: psql(primary_port, "SELECT sync_state FROM pg_stat_replication") == "sync")
+    address = TCPSwitch(primary_port)
+    d.CLEANUPS.append(address.close)
+    work = d.make_work("gatehouse-storage-failover-", keep)
+    env = d.base_env(work, f"postgres://postgres@127.0.0.1:{address.port}/postgres")
+    env.update(GATEHOUSE_WORK=work, GATEHOUSE_LOG_LEVEL="notice", GATEHOUSE_CLEANUP_INTERVAL="0")
+    d.setup_database(binary, env)
+    node = d.Node("failover", binary, env, d.free_port())
+    node.start()
+
+    def promote():
+        started = time.monotonic()
+        pg_ctl(standby, "-w", "promote")
+        address.switch(standby_port)
+        d.figure("promotion and switch (s)", f"{time.monotonic() - started:.1f}")
+
+    outage("S4", node, "failover", lambda: pg_ctl(primary, "-m", "immediate", "-w", "stop"), promote, "postgres_")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default=os.path.join(d.ROOT, ".build", "debug", "gatehouse"))
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--only", choices=["full", "ro", "postgres"])
+    parser.add_argument("--only", choices=["full", "ro", "postgres", "failover"])
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
     try:
@@ -333,6 +399,8 @@ def main():
             part_read_only(binary, args.keep) if root else d.log("S2  skipped: mounting a tmpfs needs root")
         if args.only in (None, "postgres"):
             part_postgres(binary, args.keep)
+        if args.only in (None, "failover"):
+            part_failover(binary, args.keep)
     finally:
         d.cleanup()
     return d.outcome("storage drill")
