@@ -114,6 +114,58 @@ def me(node, access):
     return call("GET", node.url + "/v1/me", token=access)
 
 
+class SpreadLoad:
+    """Workers that sign up, log in, refresh and read /v1/me on either of two nodes until stopped."""
+
+    def __init__(self, nodes, tag, password):
+        self.nodes, self.tag, self.password, self.stopping = nodes, tag, password, threading.Event()
+        self.lock = threading.Lock()
+        self.statuses, self.acknowledged, self.last_refresh, self.unserved = [], [], {}, 0
+
+    def send(self, function, *arguments):
+        """On a random node, then on the other when the first refused the connection (restarting)."""
+        first = random.randrange(len(self.nodes))
+        for node in (self.nodes[first], self.nodes[1 - first]):
+            status, body = function(node, *arguments)
+            if status is not None:
+                with self.lock:
+                    self.statuses.append(status)
+                return status, body
+        with self.lock:
+            self.unserved += 1
+        return None, body
+
+    def worker(self, w):
+        n = 0
+        while not self.stopping.is_set():
+            n += 1
+            email = f"load-{w}-{n}@{self.tag}.example.com"
+            status, body = self.send(signup, email, self.password)
+            if status == 201:
+                with self.lock:
+                    self.acknowledged.append(email)
+                token = body.get("refresh_token")
+                for _ in range(3):
+                    status, body = self.send(refresh, token)
+                    if status != 200:
+                        break
+                    token = body["refresh_token"]
+                    with self.lock:
+                        self.last_refresh[email] = token
+                    self.send(me, body["access_token"])
+            self.send(login, email, self.password)
+
+    def start(self, workers=4):
+        self.threads = [threading.Thread(target=self.worker, args=(w,), daemon=True) for w in range(workers)]
+        for thread in self.threads:
+            thread.start()
+
+    def stop(self):
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=60)
+
+
 def histogram(statuses):
     counts = collections.Counter("conn-error" if s is None else str(s) for s in statuses)
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"

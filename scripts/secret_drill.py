@@ -27,7 +27,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,58 +35,6 @@ import drill as d  # noqa: E402  (the shared HTTP and process helpers)
 PG_PORT = 54335
 PSQL = "/usr/lib/postgresql/15/bin/psql"
 PASSWORD = "correct horse battery staple"
-
-
-class Load:
-    """Workers that sign up, log in, refresh and read /v1/me on either node until stopped."""
-
-    def __init__(self, nodes):
-        self.nodes, self.stopping = nodes, threading.Event()
-        self.lock = threading.Lock()
-        self.statuses, self.acknowledged, self.last_refresh, self.unserved = [], [], {}, 0
-
-    def send(self, function, *arguments):
-        """On a random node, then on the other when the first refused the connection (restarting)."""
-        first = random.randrange(len(self.nodes))
-        for node in (self.nodes[first], self.nodes[1 - first]):
-            status, body = function(node, *arguments)
-            if status is not None:
-                with self.lock:
-                    self.statuses.append(status)
-                return status, body
-        with self.lock:
-            self.unserved += 1
-        return None, body
-
-    def worker(self, w):
-        n = 0
-        while not self.stopping.is_set():
-            n += 1
-            email = f"load-{w}-{n}@secret-drill.example.com"
-            status, body = self.send(d.signup, email, PASSWORD)
-            if status == 201:
-                with self.lock:
-                    self.acknowledged.append(email)
-                token = body.get("refresh_token")
-                for _ in range(3):
-                    status, body = self.send(d.refresh, token)
-                    if status != 200:
-                        break
-                    token = body["refresh_token"]
-                    with self.lock:
-                        self.last_refresh[email] = token
-                    self.send(d.me, body["access_token"])
-            self.send(d.login, email, PASSWORD)
-
-    def start(self, workers=4):
-        self.threads = [threading.Thread(target=self.worker, args=(w,), daemon=True) for w in range(workers)]
-        for thread in self.threads:
-            thread.start()
-
-    def stop(self):
-        self.stopping.set()
-        for thread in self.threads:
-            thread.join(timeout=60)
 
 
 def psql(database_url, query):
@@ -188,7 +135,7 @@ def run(binary, keep):
     assert status == 202, status
     queued = int(psql(database_url, "SELECT count(*) FROM outbox WHERE payload <> ''")[0])
 
-    load = Load(nodes)
+    load = d.SpreadLoad(nodes, "secret-drill", PASSWORD)
     load.start()
     time.sleep(2)
     phases = [("stage", [old, new]), ("promote", [new, old])]

@@ -8,7 +8,9 @@ extension GatehouseServer {
     public func makeApplication() -> some ApplicationProtocol {
         // HEAD answers like GET without the body (RFC 9110 §9.3.2), as `Allow` says it does.
         let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
-        var backgroundServices: [any Service] = [KeyReloadService(keys: keys, logger: services.logger)]
+        var backgroundServices: [any Service] = [
+            KeyReloadService(keys: keys, logger: services.logger), NodeHeartbeatService(persistence: persistence, logger: services.logger),
+        ]
         if configuration.runOutboxDispatcher {
             backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
         }

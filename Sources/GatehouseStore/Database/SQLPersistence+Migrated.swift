@@ -7,7 +7,9 @@ import SQLKit
 // persistence it runs on do not depend on each other.
 extension SQLPersistence {
     /// Opens the database and applies pending migrations (up to `migrateUpTo` when given: upgrade tests
-    /// write data in an older schema, then open again with every migration).
+    /// write data in an older schema, then open again with every migration; 0 applies none, for
+    /// `migrate --check`). Refuses a database a newer release migrated beyond what this one can serve
+    /// (``SchemaTooNew``) and a migration a live older node still needs undone (``MigrationBlocked``).
     public static func open(
         _ url: DatabaseURL, logger: Logger, readers: Int = 4, migrateUpTo: Int? = nil
     ) async throws
@@ -22,6 +24,7 @@ extension SQLPersistence {
         }
         do {
             try await Migrator(persistence: persistence, upTo: migrateUpTo).migrate()
+            if migrateUpTo == nil, let tooNew = try await persistence.migrationPlan().tooNew { throw tooNew }
         } catch {
             await persistence.shutdown()
             throw error
@@ -29,11 +32,19 @@ extension SQLPersistence {
         return persistence
     }
 
-    /// Readiness: the schema is this version's, and a write commits. A read alone would call a node
-    /// ready on a full disk or a read-only database, where every sign-in fails.
+    /// What migrating this database to this release involves (`gatehouse migrate --check`).
+    public func migrationPlan(now: Date = Date()) async throws -> MigrationPlan {
+        try await readDatabase { db in try await MigrationPlan.read(db, migrations: Migrations.all, now: now) }
+    }
+
+    /// Readiness: the schema is this release's, or a newer one this release still serves (a rolling
+    /// upgrade whose newer nodes migrated first, only adding), and a write commits. A read alone would
+    /// call a node ready on a full disk or a read-only database, where every sign-in fails.
     public func ping() async throws {
-        let version = try await readDatabase { db in try await Migrator.appliedVersion(db) }
-        guard version == Migrations.all.last?.version else { throw PersistenceHealthError.migrationsPending }
+        let version = try await readDatabase { db in try await Migrator.appliedVersion(db) } ?? 0
+        if version < Self.schemaVersion { throw PersistenceHealthError.migrationsPending }
+        // A newer schema: served while no newer migration removed what this release uses.
+        if version > Self.schemaVersion, let tooNew = try await migrationPlan().tooNew { throw tooNew }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         do {
             try await transactionOnDatabase { db in

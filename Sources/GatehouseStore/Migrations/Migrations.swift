@@ -2,6 +2,7 @@
 struct Migration: Sendable {
     let version: Int
     let name: String
+    var kind: MigrationKind = .expand
     let statements: [String]
 }
 
@@ -149,7 +150,7 @@ enum Migrations {
         // parent, and at most one row may name a parent, so inserting it is the atomic claim and its
         // creation time is the rotation time. One write per refresh instead of three.
         Migration(
-            version: 3, name: "rotation by successor",
+            version: 3, name: "rotation by successor", kind: .breaking,
             statements: [
                 "CREATE UNIQUE INDEX refresh_tokens_parent ON refresh_tokens (parent_hash)",
                 "DROP INDEX refresh_tokens_session",
@@ -163,7 +164,7 @@ enum Migrations {
         // concatenation: PHC and bcrypt strings use only `$ , = . / +` and alphanumerics, nothing JSON
         // must escape.
         Migration(
-            version: 4, name: "credentials with identifiers, flows, browser sessions",
+            version: 4, name: "credentials with identifiers, flows, browser sessions", kind: .breaking,
             statements: [
                 "ALTER TABLE credentials RENAME TO credentials_v1",
                 """
@@ -360,5 +361,22 @@ enum Migrations {
         Migration(
             version: 14, name: "readiness checks",
             statements: ["CREATE TABLE readiness_checks (name TEXT PRIMARY KEY, checked_at BIGINT NOT NULL)"]),
+        // Rolling upgrades: a migration records which nodes may still serve after it (NULL: any, as
+        // for every migration that only adds), and nodes say which schema they run, so a migration
+        // that removes something refuses to run while a node that needs it is alive.
+        Migration(
+            version: 15, name: "rolling upgrades",
+            statements: [
+                "ALTER TABLE schema_migrations ADD COLUMN min_node_version BIGINT",
+                """
+                CREATE TABLE cluster_nodes (
+                    id TEXT PRIMARY KEY,
+                    schema_version BIGINT NOT NULL,
+                    host TEXT NOT NULL,
+                    started_at BIGINT NOT NULL,
+                    seen_at BIGINT NOT NULL
+                )
+                """,
+            ]),
     ]
 }
