@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Already in the graph through Hummingbird; named for the spans the server and store open.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -73,6 +75,7 @@ let package = Package(
                 // The pool's own error (its circuit breaker) is a storage fault to answer with 503.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "AsyncKit", package: "async-kit"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Hand-written SMTP transport: no listed Swift package speaks SMTP.
@@ -98,6 +101,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             resources: [.copy("Resources/openapi.yaml"), .copy("Resources/templates"), .copy("Resources/console")]
         ),

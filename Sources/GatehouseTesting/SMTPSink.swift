@@ -130,7 +130,7 @@ public final class SMTPSink {
             kill(pid, SIGKILL)
         }
         defer { watchdog.cancel() }
-        let line = await readLine(output.fileHandleForReading)
+        let line = await Subprocess.firstLine(output.fileHandleForReading)
         let fields = line?.split(separator: " ") ?? []
         guard fields.count == 4, fields[0] == "SMTP-SINK", fields[1] == "READY", let port = Int(fields[3]) else {
             process.terminate()
@@ -164,19 +164,6 @@ public final class SMTPSink {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Reads up to the first newline on a background thread, so no concurrency thread blocks.
-    private static func readLine(_ handle: FileHandle) async -> String? {
-        await BlockingWork.run {
-            var data = Data()
-            while !data.contains(10) {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                data.append(chunk)
-            }
-            let line = data.split(separator: 10, omittingEmptySubsequences: false).first
-            return line.map { String(decoding: $0, as: UTF8.self) }
-        }
-    }
 }
 
 /// Runs `body` with a started sink and stops the sink afterwards, whatever happens.

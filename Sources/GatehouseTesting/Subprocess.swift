@@ -24,6 +24,20 @@ public enum Subprocess {
     /// `/proc/self/fd` with a 256-byte over-read per entry (swiftlang/swift-corelibs-foundation#5472,
     /// fixed after Swift 6.3.1): with some 1,350 descriptors open, the last entry of glibc's 32 KiB
     /// readdir buffer can sit before an unmapped page, and the launch crashes the whole test binary.
+    /// Reads up to the first newline on a background thread, so no concurrency thread blocks.
+    public static func firstLine(_ handle: FileHandle) async -> String? {
+        await BlockingWork.run {
+            var data = Data()
+            while !data.contains(10) {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+            }
+            let line = data.split(separator: 10, omittingEmptySubsequences: false).first
+            return line.map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
     public static func launch(_ process: Process) async throws {
         for _ in 0..<400 {
             guard let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count, open > 1000 else { break }

@@ -51,6 +51,12 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String?
     @Option(name: .customLong("log-format"), help: "text or json (GATEHOUSE_LOG_FORMAT; default text)")
     var logFormat: String?
+    @Option(
+        name: .customLong("otlp-endpoint"),
+        help:
+            "OpenTelemetry collector to send traces to over OTLP/HTTP, e.g. http://collector:4318 (GATEHOUSE_OTLP_ENDPOINT; service name from OTEL_SERVICE_NAME; default: no tracing)"
+    )
+    var otlpEndpoint: String?
     @OptionGroup var argon2: Argon2Options
     @Option(
         name: .customLong("hashing-queue"),
@@ -159,6 +165,13 @@ struct ServeCommand: AsyncParsableCommand {
         c.socialFile = Env.value(socialFile, "GATEHOUSE_SOCIAL_FILE")
         c.logLevel = Env.value(logLevel, "GATEHOUSE_LOG_LEVEL") ?? c.logLevel
         c.logFormat = Env.value(logFormat, "GATEHOUSE_LOG_FORMAT") ?? c.logFormat
+        if let endpoint = Env.value(otlpEndpoint, "GATEHOUSE_OTLP_ENDPOINT") {
+            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil else {
+                throw ValidationError("GATEHOUSE_OTLP_ENDPOINT must be an http(s) address such as http://collector:4318")
+            }
+            c.otlpEndpoint = endpoint
+        }
+        c.serviceName = Env.value(nil, "OTEL_SERVICE_NAME") ?? c.serviceName
         c.argon2 = try argon2.resolve(c.argon2)
         if let q = try int(hashingQueue.map(String.init), "GATEHOUSE_HASHING_QUEUE") { c.hashingQueue = q }
         if let g = Env.value(refreshGrace.map { String($0) }, "GATEHOUSE_REFRESH_GRACE") {

@@ -11,6 +11,7 @@ extension GatehouseServer {
         var backgroundServices: [any Service] = [
             KeyReloadService(keys: keys, logger: services.logger), NodeHeartbeatService(persistence: persistence, logger: services.logger),
         ]
+        if let traceExporter { backgroundServices.append(traceExporter) }
         if configuration.runOutboxDispatcher {
             backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
         }

@@ -21,6 +21,8 @@ public struct GatehouseServer: Sendable {
     /// The outbox drain; the background service calls it, tests may too.
     public let delivery: OutboxDelivery
     let metrics: MetricsRegistry
+    /// Set when traces are exported (`GATEHOUSE_OTLP_ENDPOINT`): runs beside the HTTP server.
+    let traceExporter: OTLPExporter?
 
     public static func start(
         _ configuration: ServerConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger,
@@ -32,6 +34,9 @@ public struct GatehouseServer: Sendable {
         let hooksFile = try configuration.hooksFile.map { try HooksConfiguration.load(path: $0) }
         let socialProviders = try configuration.socialFile.map { try SocialProvidersFile.load(path: $0) } ?? []
         let ring = try ServerSecret.loadOrCreate(path: configuration.secretFile)
+        let exporter = configuration.otlpEndpoint.map {
+            OTLPTracing.exporter(endpoint: $0, serviceName: configuration.serviceName, logger: logger)
+        }
         let persistence = try await SQLPersistence.open(
             try DatabaseURL(configuration.databaseURL, allowPlaintextToRemote: configuration.allowInsecureDatabase), logger: logger)
         do {
@@ -71,7 +76,7 @@ public struct GatehouseServer: Sendable {
                 configuration: configuration, services: services, persistence: persistence, keys: keys,
                 hashingPool: pool, createdDefaultClient: created, templates: templates, consoleTemplates: consoleTemplates,
                 delivery: delivery,
-                metrics: MetricsRegistry.shared)
+                metrics: MetricsRegistry.shared, traceExporter: exporter)
         } catch {
             await persistence.shutdown()
             throw error

@@ -27,6 +27,11 @@ public struct ServerConfiguration: Sendable {
     public var runOutboxDispatcher = true
     public var logLevel = "info"
     public var logFormat = "text"
+    /// An OpenTelemetry collector's OTLP/HTTP base address (`GATEHOUSE_OTLP_ENDPOINT`, e.g.
+    /// `http://collector:4318`): traces go to `<it>/v1/traces`. Nil: no tracing.
+    public var otlpEndpoint: String?
+    /// The `service.name` of exported traces (`OTEL_SERVICE_NAME`).
+    public var serviceName = "gatehouse"
     /// Argon2id cost for new hashes (OWASP minimum by default).
     public var argon2 = Argon2Parameters.owaspDefault
     /// Hashing threads; defaults to the number of cores.

@@ -53,7 +53,7 @@ struct BackChannelLogoutTransport: MessageTransport {
         request.body = .bytes(ByteBuffer(string: FormEncoding.encode([("logout_token", token)])))
         let status: Int
         do {
-            status = try await HookHTTPClient.send(request, timeout: timeout, keepBody: false).status
+            status = try await HookHTTPClient.send(request, operation: "logout notice", timeout: timeout, keepBody: false).status
         } catch {
             Self.count("unreachable")
             throw DeliveryFailure(permanent: false, reason: "back-channel logout endpoint unreachable: \(error)")

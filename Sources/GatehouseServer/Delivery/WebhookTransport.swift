@@ -36,7 +36,7 @@ struct WebhookTransport: MessageTransport {
         request.body = .bytes(ByteBuffer(data: body))
         let status: Int
         do {
-            status = try await HookHTTPClient.send(request, timeout: timeout, keepBody: false).status
+            status = try await HookHTTPClient.send(request, operation: "webhook " + message.kind, timeout: timeout, keepBody: false).status
         } catch {
             Self.count("unreachable")
             throw DeliveryFailure(permanent: false, reason: "webhook endpoint unreachable: \(error)")

@@ -19,7 +19,8 @@ struct HTTPFederationClient: FederationHTTP {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let (status, body) = try await HookHTTPClient.send(outgoing, timeout: .seconds(5), maxBytes: 256 * 1024)
+        let (status, body) = try await HookHTTPClient.send(
+            outgoing, operation: "provider " + host, timeout: .seconds(5), maxBytes: 256 * 1024)
         return (status, Data(buffer: body))
     }
 }

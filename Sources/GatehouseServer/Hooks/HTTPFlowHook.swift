@@ -57,7 +57,7 @@ struct HTTPFlowHook: FlowHook {
             }
         }
         request.body = .bytes(ByteBuffer(data: body))
-        let (status, answer) = try await HookHTTPClient.send(request, timeout: hook.timeout)
+        let (status, answer) = try await HookHTTPClient.send(request, operation: "hook " + event.point.rawValue, timeout: hook.timeout)
         guard (200..<300).contains(status) else { throw HookCallError.status(status) }
         let reply: Reply
         do {

@@ -1,7 +1,9 @@
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOHTTP1
 import Synchronization
+import Tracing
 
 /// The HTTP client of hooks and webhooks: redirects are refused (a hook that answers 3xx has failed;
 /// following it could lead a request carrying user data anywhere) and connecting is bounded.
@@ -11,6 +13,9 @@ enum HookHTTPClient {
     static let shared: HTTPClient = {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(3))
+        // `send` opens the span itself (with the host, never the query a provider call may carry a
+        // token in, which the client's own span would record).
+        configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
@@ -23,8 +28,27 @@ enum HookHTTPClient {
     /// The timeout answers the caller at once, without waiting for the cancelled request to wind down: a
     /// task group would await its child, and a request cancelled while its connection waits for an answer
     /// can take until the hook answers to finish (a sign-up held 9 s by a hook with a 300 ms timeout).
+    ///
+    /// Each call is a client span named `operation` (`hook before_sign_in`, `webhook user.created`,
+    /// `provider www.googleapis.com`), and the receiver gets its `traceparent`. The span records the
+    /// host, never the path or query (a provider's query may hold a token).
     static func send(
-        _ request: HTTPClientRequest, timeout: Duration, keepBody: Bool = true, maxBytes: Int = maxResponseBytes
+        _ request: HTTPClientRequest, operation: String, timeout: Duration, keepBody: Bool = true, maxBytes: Int = maxResponseBytes
+    ) async throws -> (status: Int, body: ByteBuffer) {
+        try await withSpan(operation, ofKind: .client) { span in
+            var request = request
+            span.attributes["http.request.method"] = request.method.rawValue
+            span.attributes["server.address"] = URLComponents(string: request.url)?.host
+            // The call's own span, so the receiver's work hangs from it (not from the request's).
+            InstrumentationSystem.instrument.inject(span.context, into: &request.headers, using: HTTPClientHeadersInjector())
+            let answer = try await sendUntraced(request, timeout: timeout, keepBody: keepBody, maxBytes: maxBytes)
+            span.attributes["http.response.status_code"] = answer.status
+            return answer
+        }
+    }
+
+    private static func sendUntraced(
+        _ request: HTTPClientRequest, timeout: Duration, keepBody: Bool, maxBytes: Int
     ) async throws -> (status: Int, body: ByteBuffer) {
         let outcome = FirstOutcome<(status: Int, body: ByteBuffer)>()
         let work = Task {

@@ -7,11 +7,22 @@ import Hummingbird
 struct Routes {
     let server: GatehouseServer
 
+    /// Query parameters that may carry a secret or a user's identifier, kept out of traces.
+    static let secretParameters: Set<String> = [
+        "token", "code", "state", "nonce", "id_token_hint", "login_hint", "request", "code_challenge", "code_verifier", "client_secret",
+        "refresh_token", "email", "phone",
+    ]
+
     func register(on router: Router<AppRequestContext>) {
         let services = server.services
         // Metrics outermost so it counts the status the client saw, not the error thrown inside. The
         // router-wide renderer is problem JSON: it answers for `/v1` and for unknown routes. Groups that
         // speak another shape (OAuth, pages) put their own renderer in front of it.
+        if server.traceExporter != nil {
+            // Outermost: the request's span holds everything, the access log line included. Query
+            // parameters that carry secrets are recorded as REDACTED.
+            router.add(middleware: TracingMiddleware(redactingQueryParameters: Self.secretParameters))
+        }
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: AccessLogMiddleware())
         router.add(

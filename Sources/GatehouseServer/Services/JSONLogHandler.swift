@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Tracing
 
 /// One JSON object per line, for log shippers (`GATEHOUSE_LOG_FORMAT=json`). swift-log ships only a
 /// text handler, so this small one is written here.
@@ -22,6 +23,11 @@ public struct JSONLogHandler: LogHandler {
         ]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             object[key] = value.description
+        }
+        // Inside a traced request (or hook call): the line joins its trace in the collector's view.
+        if let trace = InstrumentationContext.current?.traceContext {
+            object["trace_id"] = trace.traceID
+            object["span_id"] = trace.spanID
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
         FileHandle.standardError.write(data + Data("\n".utf8))

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import PostgresKit
 import SQLKit
+import Tracing
 import SQLiteKit
 import Synchronization
 
@@ -102,6 +103,11 @@ public final class SQLPersistence: Persistence {
     }
 
     public func read<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        guard TracingSwitch.isOn, InstrumentationContext.current != nil else { return try await readUntraced(body) }
+        return try await traced("db.read") { try await self.readUntraced(body) }
+    }
+
+    private func readUntraced<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
         let result: R
         do {
             result = try await readDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
@@ -132,6 +138,11 @@ public final class SQLPersistence: Persistence {
     }
 
     public func transaction<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        guard TracingSwitch.isOn, InstrumentationContext.current != nil else { return try await transactionUntraced(body) }
+        return try await traced("db.transaction") { try await self.transactionUntraced(body) }
+    }
+
+    private func transactionUntraced<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
         let result: R
         do {
             result = try await transactionOnDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
@@ -184,6 +195,18 @@ public final class SQLPersistence: Persistence {
         case .postgres(_, let runner):
             runner.cancel()
             _ = await runner.value
+        }
+    }
+}
+
+extension SQLPersistence {
+    /// One span per statement group (a read or a transaction), named for what it is, never for its
+    /// SQL or values; only inside a trace (a request, a hook call): the background loops' polling
+    /// would otherwise send a root trace a second.
+    fileprivate func traced<R>(_ name: String, _ body: () async throws -> R) async throws -> R {
+        try await withSpan(name, ofKind: .client) { span in
+            span.attributes["db.system"] = dialect == .postgres ? "postgresql" : "sqlite"
+            return try await body()
         }
     }
 }
