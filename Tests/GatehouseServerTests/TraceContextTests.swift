@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Tracing
 
 @testable import GatehouseServer
 
@@ -29,5 +30,30 @@ struct TraceContextTests {
         let root = TraceContext.child(of: nil)
         #expect(root.traceID.count == 32 && root.traceID.allSatisfy { $0.isHexDigit && !$0.isUppercase })
         #expect(TraceContext(traceparent: root.traceparent) == root)
+    }
+
+    @Test(
+        "TR-3: the OTLP JSON written by hand is JSON: names and attribute values with quotes, backslashes, control characters and non-ASCII come back as they went in"
+    )
+    func exportEscaping() throws {
+        let tricky = "a \"quoted\" \\ path\n\t\u{01} é 🙂"
+        var attributes: SpanAttributes = [:]
+        attributes["text"] = tricky
+        attributes["count"] = 3
+        attributes["flag"] = true
+        let span = OTLPSpan.Finished(
+            trace: TraceContext.child(of: nil), parentSpanID: nil, name: tricky, kind: .server, start: 1, end: 2, attributes: attributes,
+            events: [], status: SpanStatus(code: .error, message: tricky))
+        let data = OTLPJSON.export([span], serviceName: "svc \"x\"")
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let resource = try #require((object["resourceSpans"] as? [[String: Any]])?.first)
+        let spans = try #require(((resource["scopeSpans"] as? [[String: Any]])?.first?["spans"]) as? [[String: Any]])
+        #expect(spans.first?["name"] as? String == tricky)
+        #expect((spans.first?["status"] as? [String: Any])?["message"] as? String == tricky)
+        let values = (spans.first?["attributes"] as? [[String: Any]] ?? []).reduce(into: [String: [String: Any]]()) {
+            $0[$1["key"] as? String ?? ""] = $1["value"] as? [String: Any]
+        }
+        #expect(values["text"]?["stringValue"] as? String == tricky)
+        #expect(values["count"]?["intValue"] as? String == "3" && values["flag"]?["boolValue"] as? Bool == true)
     }
 }

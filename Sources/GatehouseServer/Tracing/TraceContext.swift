@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Tracing
 
@@ -40,12 +39,21 @@ struct TraceContext: Sendable, Equatable {
 
     private static func isHex(_ text: Substring) -> Bool { text.allSatisfy(\.isHexDigit) }
 
+    /// `bytes` (8 or 16) random bytes as lowercase hex, from one or two 64-bit draws: a draw per
+    /// byte and `String(format:)` per byte made a span's ids cost more than the span.
     private static func randomHex(_ bytes: Int) -> String {
-        var value = [UInt8](repeating: 0, count: bytes)
+        var words: [UInt64]
         // An all-zero id is invalid; at 2^-64 it is not worth a loop, but it costs nothing.
-        repeat { value = (0..<bytes).map { _ in UInt8.random(in: 0...255) } } while value.allSatisfy { $0 == 0 }
-        return value.map { String(format: "%02x", $0) }.joined()
+        repeat { words = (0..<(bytes / 8)).map { _ in UInt64.random(in: .min ... .max) } } while words.allSatisfy { $0 == 0 }
+        var hex = [UInt8]()
+        hex.reserveCapacity(bytes * 2)
+        for word in words {
+            for shift in stride(from: 60, through: 0, by: -4) { hex.append(digits[Int((word >> UInt64(shift)) & 0xf)]) }
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
+
+    private static let digits = Array("0123456789abcdef".utf8)
 }
 
 /// Where a span's identifiers live in the task's `InstrumentationContext`.
