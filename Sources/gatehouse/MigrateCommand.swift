@@ -16,25 +16,29 @@ struct MigrateCommand: AsyncParsableCommand {
     var check = false
 
     func run() async throws {
-        guard check else {
-            let persistence = try await store.open(logger: cliLogger())
-            await persistence.shutdown()
-            print("Migrations applied.")
-            return
-        }
         let persistence = try await SQLPersistence.open(
             try DatabaseURL(store.resolvedDatabaseURL, allowPlaintextToRemote: Env.flag("GATEHOUSE_DATABASE_INSECURE")),
             logger: cliLogger(), migrateUpTo: 0)
-        let plan: MigrationPlan
+        let outcome: Result<(MigrationPlan, Set<Int>), any Error>
         do {
-            plan = try await persistence.migrationPlan()
+            let plan = try await persistence.migrationPlan()
+            if !check, let tooNew = plan.tooNew { throw tooNew }
+            outcome = .success((plan, check ? [] : Set(try await persistence.applyMigrations())))
         } catch {
-            await persistence.shutdown()
-            throw error
+            outcome = .failure(error)
         }
         await persistence.shutdown()
-        Self.describe(plan)
-        if plan.blocked || plan.tooNew != nil { throw ExitCode(3) }
+        let (plan, applied) = try outcome.get()
+        if check {
+            Self.describe(plan)
+            if plan.blocked || plan.tooNew != nil { throw ExitCode(3) }
+            return
+        }
+        for step in plan.pending where applied.contains(step.version) {
+            let note = step.minimumNode.map { ": nodes older than schema \($0) cannot serve beside it" } ?? ""
+            print("Applied \(step.version) \(step.name) (\(step.kind ?? "?"))\(note).")
+        }
+        print(applied.isEmpty ? "Nothing to apply: the database is at schema \(plan.databaseVersion)." : "Migrations applied.")
     }
 
     static func describe(_ plan: MigrationPlan) {

@@ -22,6 +22,10 @@ struct OperationsRoutes: Sendable {
             // The storage's episode is logged once where it began, not at every probe.
             context.logger.debug("readiness check failed: storage unavailable")
             return ProblemRenderer.response(.notReady("The database does not accept writes."))
+        } catch let error as SchemaTooNew {
+            // A newer release removed what this one uses: say so, since only replacing this node helps.
+            context.logger.error("readiness check failed", metadata: ["reason": "\(error)"])
+            return ProblemRenderer.response(.notReady("The database was migrated by a newer release this node cannot serve."))
         } catch {
             context.logger.warning("readiness check failed", metadata: ["error_type": "\(type(of: error))"])
             return ProblemRenderer.response(.notReady("The database is unreachable or not migrated."))

@@ -23,7 +23,10 @@ extension SQLPersistence {
             persistence = try openPostgres(url: raw, logger: logger)
         }
         do {
-            try await Migrator(persistence: persistence, upTo: migrateUpTo).migrate()
+            let applied = try await Migrator(persistence: persistence, upTo: migrateUpTo).migrate()
+            if !applied.isEmpty {
+                logger.notice("migrations applied", metadata: ["versions": "\(applied.map(String.init).joined(separator: ","))"])
+            }
             if migrateUpTo == nil, let tooNew = try await persistence.migrationPlan().tooNew { throw tooNew }
         } catch {
             await persistence.shutdown()
@@ -31,6 +34,10 @@ extension SQLPersistence {
         }
         return persistence
     }
+
+    /// Applies the pending migrations (as opening does), returning the versions applied:
+    /// `gatehouse migrate` opens without migrating, shows the plan, then calls this.
+    public func applyMigrations() async throws -> [Int] { try await Migrator(persistence: self).migrate() }
 
     /// What migrating this database to this release involves (`gatehouse migrate --check`).
     public func migrationPlan(now: Date = Date()) async throws -> MigrationPlan {
