@@ -8,7 +8,7 @@ import Testing
 @Suite("Tracing")
 struct TracingTests {
     @Test(
-        "TR-1: a sign-up whose request carries a traceparent continues that trace: its server span, a span per database transaction and the hook call's client span reach an OTLP receiver (checked against opentelemetry-proto), the hook receives the call's traceparent, a webhook delivery sends its own span's traceparent, and the JSON log line of the request names the trace"
+        "TR-1: a sign-up whose request carries a traceparent continues that trace, and a sign-in without one starts one: its server span, a span per database transaction and the hook call's client span reach an OTLP receiver (checked against opentelemetry-proto), the hook receives the call's traceparent, a webhook delivery sends its own span's traceparent, and the JSON log line of the request names the trace"
     )
     func signUpTrace() async throws {
         guard let python = try await OTLPReceiver.python() else { return }
@@ -20,7 +20,7 @@ struct TracingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let hooksFile = directory.appendingPathComponent("hooks.json")
         try JSONSerialization.data(withJSONObject: [
-            "hooks": [["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"], "timeout_ms": 10000]],
+            "hooks": [["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup", "login"], "timeout_ms": 10000]],
             "webhooks": [
                 [
                     "url": "http://127.0.0.1:\(hooks.port)/events",
@@ -49,13 +49,22 @@ struct TracingTests {
         process.standardError = try FileHandle(forWritingTo: log)
         try await Subprocess.launch(process)
         defer { if process.isRunning { process.terminate() } }
-        // The first line on stdout names the default client it created.
-        let created = await Subprocess.firstLine(stdout.fileHandleForReading) ?? ""
-        let clientID = try #require(created.components(separatedBy: ": ").last, "no client line: \(created)")
+        // The first line on stdout names the default client it created (mail verification on).
+        _ = await Subprocess.firstLine(stdout.fileHandleForReading)
         for _ in 0..<200 {
             if let answer = try? await NoRedirectHTTP.send("GET", URL(string: base + "/health/ready")!), answer.status == 200 { break }
             try await Task.sleep(for: .milliseconds(50))
         }
+        // A client whose users sign in before verifying their address, made as an operator would.
+        let clientID = "traced"
+        let made = try await Subprocess.run(
+            Subprocess.builtProduct("gatehouse"),
+            [
+                "clients", "create", "--name", "Traced", "--id", clientID, "--set", "email_verification=off", "--database-url",
+                "sqlite://" + directory.appendingPathComponent("gatehouse.sqlite").path, "--secret-file",
+                directory.appendingPathComponent("secret").path,
+            ])
+        #expect(made.status == 0, "\(made.output)")
 
         let traceID = "4bf92f3577b34da6a3ce929d0e0e4736", callerSpan = "00f067aa0ba902b7"
         let signUp = try await NoRedirectHTTP.send(
@@ -89,7 +98,7 @@ struct TracingTests {
         #expect(database.allSatisfy { $0["parentSpanId"] as? String == serverSpan })
         #expect(hook["parentSpanId"] as? String == serverSpan)
 
-        let call = try #require(await hooks.received.first { $0.path == "/hook" })
+        let call = try #require(await hooks.received.first { $0.path == "/hook" && $0.json["type"] as? String == "signup" })
         #expect(call.headers["traceparent"] == "00-\(traceID)-\(hook["spanId"] as? String ?? "")-01", "\(call.headers)")
 
         // The webhook goes out later, from the outbox: its delivery is a trace of its own, and the
@@ -121,6 +130,29 @@ struct TracingTests {
         let request = lines.first { $0["msg"] == "request" && $0["path"] == "/v1/signup" }
         #expect(request?["trace_id"] == traceID && request?["span_id"] == serverSpan, "\(lines.suffix(5))")
         #expect(!lines.isEmpty && lines.allSatisfy { $0["ts"] != nil && $0["level"] != nil }, "every line is a JSON object")
+
+        // A sign-in without a caller's trace starts one: its server span is a root, the login hook's
+        // span hangs from it, and the hook receives that span's traceparent.
+        let login = try await NoRedirectHTTP.send(
+            "POST", URL(string: base + "/v1/login")!,
+            body: try JSONSerialization.data(withJSONObject: [
+                "client_id": clientID, "email": "traced@example.com", "password": "correct horse battery",
+            ]),
+            headers: ["Content-Type": "application/json"])
+        #expect(login.status == 200, "\(login.text)")
+        let loginCall = try #require(await hooks.received.first { $0.path == "/hook" && $0.json["type"] as? String == "login" })
+        let loginParent = (loginCall.headers["traceparent"] ?? "").split(separator: "-").map(String.init)
+        var loginSpans: [[String: Any]] = []
+        for _ in 0..<100 where loginParent.count == 4 {
+            loginSpans = receiver.lines().filter { $0["traceId"] as? String == loginParent[1] }
+            if loginSpans.contains(where: { ($0["kind"] as? Int) == 2 }) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let loginServer = try #require(loginSpans.first { ($0["kind"] as? Int) == 2 }, "no server span for the login: \(loginSpans)")
+        let loginHook = loginSpans.first { $0["name"] as? String == "hook login" }
+        #expect(loginServer["name"] as? String == "/v1/login" && loginServer["parentSpanId"] == nil)
+        #expect(loginParent.count == 4 && loginHook?["spanId"] as? String == loginParent[2])
+        #expect(loginHook?["parentSpanId"] as? String == loginServer["spanId"] as? String)
 
         process.terminate()
         await hooks.stop()
