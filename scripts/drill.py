@@ -319,36 +319,50 @@ def make_work(prefix, keep):
     return work
 
 
-def psql_count(database_url, query):
-    """One number from psql (the PostgreSQL 15 client next to the server postgres.sh runs); None
-    without psql."""
-    psql = "/usr/lib/postgresql/15/bin/psql"
-    if not os.access(psql, os.X_OK):
-        return None
-    done = subprocess.run([psql, database_url, "-XAtc", query], capture_output=True, text=True)
+PSQL = "/usr/lib/postgresql/15/bin/psql"
+
+
+def psql(database_url, query):
+    """Runs one statement with psql (the PostgreSQL 15 client next to the server postgres.sh runs);
+    returns its output's lines."""
+    done = subprocess.run([PSQL, database_url, "-XAtc", query], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"psql failed: {done.stderr.strip()}")
-    return int(done.stdout.strip())
+    return [line for line in done.stdout.splitlines() if line]
+
+
+def psql_count(database_url, query):
+    """One number from psql; None without psql."""
+    if not os.access(PSQL, os.X_OK):
+        return None
+    return int(psql(database_url, query)[0])
+
+
+def own_postgres(port, prefix, part):
+    """A PostgreSQL of the drill's own on 127.0.0.1:`port` (stopped on exit); its admin URL, or None
+    after a failed verdict for `part` when the port is taken or it does not start."""
+    if port_in_use(port):
+        verdict(part, False, f"port {port} is already in use; not touching it")
+        return None
+    # Its own directory under /tmp: postgres.sh hands it to the postgres user.
+    pg_dir = tempfile.mkdtemp(prefix=prefix)
+    script = os.path.join(ROOT, "scripts", "postgres.sh")
+    CLEANUPS.append(lambda: subprocess.run([script, "stop", pg_dir], cwd=ROOT, capture_output=True))
+    done = subprocess.run([script, "start", pg_dir, str(port)], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        verdict(part, False, f"postgres.sh start failed: {done.stderr.strip()[-500:]}")
+        return None
+    return done.stdout.strip()
 
 
 # --- part 1: two nodes on one PostgreSQL -------------------------------------------------------------
 
 def part_postgres(binary, keep):
     log("Part 1: two nodes on one PostgreSQL")
-    if port_in_use(PG_PORT):
-        verdict("1 setup", False, f"port {PG_PORT} is already in use; not touching it")
-        return
-    # Its own directory under /tmp: postgres.sh hands it to the postgres user.
-    pg_dir = tempfile.mkdtemp(prefix="gatehouse-drill-pg.")
-    stop_pg = [os.path.join(ROOT, "scripts", "postgres.sh"), "stop", pg_dir]
-    CLEANUPS.append(lambda: subprocess.run(stop_pg, cwd=ROOT, capture_output=True))
     started = time.monotonic()
-    done = subprocess.run([os.path.join(ROOT, "scripts", "postgres.sh"), "start", pg_dir, str(PG_PORT)],
-                          cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        verdict("1 setup", False, f"postgres.sh start failed: {done.stderr.strip()[-500:]}")
+    database_url = own_postgres(PG_PORT, "gatehouse-drill-pg.", "1 setup")
+    if database_url is None:
         return
-    database_url = done.stdout.strip()
     figure("PostgreSQL start (s)", f"{time.monotonic() - started:.1f}")
 
     work = make_work("gatehouse-drill.", keep)

@@ -26,31 +26,24 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import drill as d  # noqa: E402  (the shared HTTP and process helpers)
 
 PG_PORT = 54335
-PSQL = "/usr/lib/postgresql/15/bin/psql"
 PASSWORD = "correct horse battery staple"
 
 
-def psql(database_url, query):
-    done = subprocess.run([PSQL, database_url, "-XAtc", query], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"psql failed: {done.stderr.strip()}")
-    return [line for line in done.stdout.splitlines() if line]
 
 
 def sealed_values(database_url):
     """Every sealed value at rest, read with psql: (place, base64 value)."""
-    values = [("signing key", v) for v in psql(database_url, "SELECT sealed_private_key FROM signing_keys")]
-    values += [("outbox", v) for v in psql(database_url, "SELECT payload FROM outbox WHERE payload <> ''")]
-    for config in psql(database_url, "SELECT config FROM credentials WHERE type = 'totp'"):
+    values = [("signing key", v) for v in d.psql(database_url, "SELECT sealed_private_key FROM signing_keys")]
+    values += [("outbox", v) for v in d.psql(database_url, "SELECT payload FROM outbox WHERE payload <> ''")]
+    for config in d.psql(database_url, "SELECT config FROM credentials WHERE type = 'totp'"):
         values.append(("authenticator app", json.loads(config)["sealed_secret"]))
-    for row in psql(database_url, "SELECT value FROM cluster_settings WHERE name = 'stable_keys'"):
+    for row in d.psql(database_url, "SELECT value FROM cluster_settings WHERE name = 'stable_keys'"):
         values.append(("stable keys", json.loads(row)["sealed"]))
     return values
 
@@ -93,17 +86,9 @@ def rolling_restart(nodes):
 
 def run(binary, keep):
     d.log("Secret rotation: two nodes on one PostgreSQL under load")
-    if d.port_in_use(PG_PORT):
-        d.verdict("R setup", False, f"port {PG_PORT} is already in use; not touching it")
+    database_url = d.own_postgres(PG_PORT, "gatehouse-secret-pg.", "R setup")
+    if database_url is None:
         return
-    pg_dir = tempfile.mkdtemp(prefix="gatehouse-secret-pg.")
-    postgres = os.path.join(d.ROOT, "scripts", "postgres.sh")
-    d.CLEANUPS.append(lambda: subprocess.run([postgres, "stop", pg_dir], cwd=d.ROOT, capture_output=True))
-    done = subprocess.run([postgres, "start", pg_dir, str(PG_PORT)], cwd=d.ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        d.verdict("R setup", False, f"postgres.sh start failed: {done.stderr.strip()[-500:]}")
-        return
-    database_url = done.stdout.strip()
     work = d.make_work("gatehouse-secret-drill.", keep)
     env = d.base_env(work, database_url)
     env.pop("GATEHOUSE_DEV_OUTBOX")       # no mail transport: mail waits in the outbox, sealed
@@ -133,7 +118,7 @@ def run(binary, keep):
     assert status == 200, (status, confirmed)
     status, _ = d.call("POST", a.url + "/v1/recovery", {"client_id": d.CLIENT, "email": email})
     assert status == 202, status
-    queued = int(psql(database_url, "SELECT count(*) FROM outbox WHERE payload <> ''")[0])
+    queued = int(d.psql(database_url, "SELECT count(*) FROM outbox WHERE payload <> ''")[0])
 
     load = d.SpreadLoad(nodes, "secret-drill", PASSWORD)
     load.start()

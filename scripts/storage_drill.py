@@ -329,11 +329,7 @@ def part_postgres(binary, keep):
 
 
 def psql(port, sql):
-    done = subprocess.run([f"{PG_BIN}/psql", f"postgres://postgres@127.0.0.1:{port}/postgres", "-XAtc", sql],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"psql failed: {done.stderr.strip()}")
-    return done.stdout.strip()
+    return "\n".join(d.psql(f"postgres://postgres@127.0.0.1:{port}/postgres", sql))
 
 
 def wait_for(what, check, seconds=30):

@@ -22,7 +22,6 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -30,7 +29,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import drill as d  # noqa: E402  (the shared HTTP and process helpers)
 
 PG_PORT = 54338
-PSQL = "/usr/lib/postgresql/15/bin/psql"
 PASSWORD = "correct horse battery staple"
 
 
@@ -59,11 +57,6 @@ class ReadyWatch:
         self.thread.join(timeout=10)
 
 
-def psql(database_url, sql):
-    done = subprocess.run([PSQL, database_url, "-XAtc", sql], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"psql failed: {done.stderr.strip()}")
-    return done.stdout.strip()
 
 
 def replace(node, binary):
@@ -74,22 +67,14 @@ def replace(node, binary):
 
 def run(old, new, keep):
     d.log(f"Rolling upgrade: the previous release and this one on one PostgreSQL under load")
-    if d.port_in_use(PG_PORT):
-        d.verdict("U setup", False, f"port {PG_PORT} is already in use; not touching it")
+    database_url = d.own_postgres(PG_PORT, "gatehouse-upgrade-pg.", "U setup")
+    if database_url is None:
         return
-    pg_dir = tempfile.mkdtemp(prefix="gatehouse-upgrade-pg.")
-    postgres = os.path.join(d.ROOT, "scripts", "postgres.sh")
-    d.CLEANUPS.append(lambda: subprocess.run([postgres, "stop", pg_dir], cwd=d.ROOT, capture_output=True))
-    done = subprocess.run([postgres, "start", pg_dir, str(PG_PORT)], cwd=d.ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        d.verdict("U setup", False, f"postgres.sh start failed: {done.stderr.strip()[-500:]}")
-        return
-    database_url = done.stdout.strip()
     work = d.make_work("gatehouse-upgrade-drill.", keep)
     env = d.base_env(work, database_url)
     env.update(GATEHOUSE_WORK=work, GATEHOUSE_PUBLIC_URL="http://gatehouse-upgrade-drill.test")
     d.setup_database(old, env)
-    before = int(psql(database_url, "SELECT max(version) FROM schema_migrations"))
+    before = int(d.psql(database_url, "SELECT max(version) FROM schema_migrations")[0])
     d.figure("schema of the previous release", before)
     a, b = d.Node("A", old, env, d.free_port()), d.Node("B", old, env, d.free_port())
     for node in (a, b):
@@ -117,7 +102,7 @@ def run(old, new, keep):
     load.stop()
     watch.stop()
 
-    after = int(psql(database_url, "SELECT max(version) FROM schema_migrations"))
+    after = int(d.psql(database_url, "SELECT max(version) FROM schema_migrations")[0])
     d.figure("schema after", after)
     fives = [s for s in load.statuses if d.is_5xx(s)]
     d.figure("load answers", d.histogram(load.statuses))
@@ -142,12 +127,12 @@ def run(old, new, keep):
     # A newer release's migrations, recorded as it would: one that only adds keeps this release's
     # nodes ready; one that removes what they use makes them not ready (and refuse to start).
     now = int(time.time() * 1000)
-    psql(database_url, f"INSERT INTO schema_migrations (version, name, applied_at) VALUES ({after + 1}, 'drill: adds', {now})")
+    d.psql(database_url, f"INSERT INTO schema_migrations (version, name, applied_at) VALUES ({after + 1}, 'drill: adds', {now})")
     adds = [d.call("GET", n.url + "/health/ready")[0] for n in (a, b)]
-    psql(database_url, f"INSERT INTO schema_migrations (version, name, applied_at, min_node_version) "
+    d.psql(database_url, f"INSERT INTO schema_migrations (version, name, applied_at, min_node_version) "
                        f"VALUES ({after + 2}, 'drill: removes', {now}, {after + 2})")
     removes = [d.call("GET", n.url + "/health/ready")[0] for n in (a, b)]
-    psql(database_url, f"DELETE FROM schema_migrations WHERE version > {after}")
+    d.psql(database_url, f"DELETE FROM schema_migrations WHERE version > {after}")
     d.verdict("U5 this release stays ready on a newer schema that only adds, not on one that removes",
               adds == [200, 200] and removes == [503, 503], f"adds: {adds}, removes: {removes}")
     for node in (a, b):

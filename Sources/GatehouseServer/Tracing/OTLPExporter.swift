@@ -42,9 +42,6 @@ final class OTLPExporter: Service, Sendable {
         if !kept { dropped.add(1, ordering: .relaxed) }
     }
 
-    /// The next tick sends what is queued; nothing waits for it.
-    func flushSoon() {}
-
     func run() async throws {
         await runEvery(.milliseconds(500)) { await self.send() }
         await send()
