@@ -8,15 +8,24 @@ extension OutgoingMessage {
         text.split(whereSeparator: { !$0.isNumber }).first { $0.count == 6 }.map(String.init)
     }
 
-    /// The first link to the server in the text part.
+    /// The first link to the server (a loopback public URL, on any port) in the text part.
     public func link(_ path: String) -> String? {
-        guard let start = text.range(of: "http://127.0.0.1:8080" + path) else { return nil }
-        let tail = text[start.lowerBound...]
-        return String(tail.prefix { !$0.isWhitespace })
+        var rest = text[...]
+        while let start = rest.range(of: "http://127.0.0.1:") {
+            let tail = rest[start.lowerBound...]
+            let link = String(tail.prefix { !$0.isWhitespace })
+            let port = link.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }
+            if link.dropFirst("http://127.0.0.1:".count + port.count).hasPrefix(path) { return link }
+            rest = rest[start.upperBound...]
+        }
+        return nil
     }
 
     /// The path and query of that link, for the in-process router.
     public func linkPath(_ path: String) -> String? {
-        link(path).map { String($0.dropFirst("http://127.0.0.1:8080".count)) }
+        link(path).map { link in
+            let port = link.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }
+            return String(link.dropFirst("http://127.0.0.1:".count + port.count))
+        }
     }
 }

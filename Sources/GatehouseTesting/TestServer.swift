@@ -54,6 +54,46 @@ public struct TestServer: Sendable {
             server: server, clock: clock, database: database, mail: mail, cleanup: dropDatabase, directory: directory)
     }
 
+    /// A SQLite server whose public URL is the loopback address ``runLive(_:)`` serves it on, as in
+    /// production, where a client's DPoP proofs name the public URL (`htu`).
+    public static func startLive(
+        logs: CapturedLogs? = nil, transports: [OutboxMessage.Channel: any MessageTransport]? = nil, hooks: FlowHooks = FlowHooks(),
+        assurance: (any AssurancePolicy)? = nil, factors: [any SecondFactor]? = nil, clock: TestClock = TestClock(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let port = try await HookServer.freePort()
+        return try await start(
+            .sqlite, logs: logs, transports: transports, hooks: hooks, assurance: assurance, factors: factors, clock: clock
+        ) {
+            $0.port = port
+            $0.publicURL = "http://127.0.0.1:\(port)"
+            configure(&$0)
+        }
+    }
+
+    /// Serves the server on its configured port (its public URL) while `body` runs, then stops it.
+    public func runLive(_ body: @escaping @Sendable (URL) async throws -> Void) async throws {
+        let running = Task { [server] in try await server.makeApplication().runService(gracefulShutdownSignals: []) }
+        let base = URL(string: server.configuration.publicURL)!
+        do {
+            for _ in 0..<100 {
+                if let answer = try? await NoRedirectHTTP.send("GET", base.appendingPathComponent("health/live")), answer.status == 200 {
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await body(base)
+        } catch {
+            running.cancel()
+            _ = try? await running.value
+            await stop()
+            throw error
+        }
+        running.cancel()
+        _ = try? await running.value
+        await stop()
+    }
+
     public var persistence: any Persistence { server.persistence }
     public var services: CoreServices { server.services }
     public var defaultClientID: String { server.createdDefaultClient!.id }

@@ -148,6 +148,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var devOutbox = false
 
+    @Flag(
+        name: .customLong("dpop-nonces"),
+        help: "DPoP proofs must carry a server nonce (RFC 9449 §8), handed out in DPoP-Nonce (env GATEHOUSE_DPOP_NONCES=1).")
+    var dpopNonces = false
+
     func resolve() throws -> ServerConfiguration {
         var c = ServerConfiguration()
         c.host = Env.value(host, "GATEHOUSE_HOST") ?? c.host
@@ -210,6 +215,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.allowIssuerChange = allowIssuerChange || ProcessInfo.processInfo.environment["GATEHOUSE_ALLOW_ISSUER_CHANGE"] == "1"
         c.allowInsecureDatabase = Env.flag("GATEHOUSE_DATABASE_INSECURE")
         c.devOutbox = devOutbox || ProcessInfo.processInfo.environment["GATEHOUSE_DEV_OUTBOX"] == "1"
+        c.dpopNonces = dpopNonces || ProcessInfo.processInfo.environment["GATEHOUSE_DPOP_NONCES"] == "1"
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
         return c

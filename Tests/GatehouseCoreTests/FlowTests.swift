@@ -125,7 +125,7 @@ struct FlowTests {
         let session = try await recovery.verify(email: "ada@example.com", code: code, token: nil, clientID: "app", meta: Self.meta)
         let claims = try await core.services.tokens.verify(session.accessToken)
         #expect(claims.amr == ["recovery"])
-        let principal = try #require(try await BearerAuthenticator(services: core.services).authenticate(session.accessToken))
+        let principal = try #require(try await BearerAuthenticator(services: core.services).authenticate(.bearer(session.accessToken)))
         try await AccountFlow(services: core.services).changePassword(
             principal, AccountFlow.PasswordChange(currentPassword: nil, password: "a brand new passphrase"), meta: Self.meta)
 

@@ -15,7 +15,7 @@ struct AccountCallsTests {
         "Verification by code after a refused early resend, identifier status, terms, required fields, client info, another device's session revoked, recovery by code, global logout"
     )
     func accountCalls() async throws {
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(
             id: Self.clientID,
             settings: [

@@ -14,7 +14,7 @@ struct AuthClientTests {
     static let clientID = "sdk-app"
 
     static func server(grace: TimeInterval = 10) async throws -> TestServer {
-        let server = try await TestServer.start(.sqlite) { $0.refreshReuseGrace = grace }
+        let server = try await TestServer.startLive() { $0.refreshReuseGrace = grace }
         try await server.createClient(id: clientID, settings: ["email_verification=off", "methods=password,email_otp"])
         return server
     }
@@ -221,7 +221,7 @@ struct AuthClientTests {
 struct DeepLinkSDKTests {
     @Test("Sign-up with a redirect, app relaunched, the link comes back: handle(url:) signs in with the stored verifier")
     func deepLinkAfterRelaunch() async throws {
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(id: "mobile", redirectURIs: ["com.example.app:/verified"])
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-sdk-\(UUID().uuidString)/session.json")
         defer { try? FileManager.default.removeItem(at: path.deletingLastPathComponent()) }

@@ -23,7 +23,7 @@ struct DeviceProfilesTests {
     static let cheap = Argon2Parameters(memoryKiB: 256, iterations: 1, parallelism: 1)
 
     static func server(hooks: FlowHooks = FlowHooks()) async throws -> TestServer {
-        let server = try await TestServer.start(.sqlite, hooks: hooks)
+        let server = try await TestServer.startLive(hooks: hooks)
         try await server.createClient(id: clientID, settings: ["email_verification=off"])
         return server
     }

@@ -10,7 +10,7 @@ struct LinkHandlingTests {
 
     @Test("handle(url:) takes the mail's /verify and /reset links as universal links; persist: false keeps sessions out of the store")
     func universalLinks() async throws {
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(id: Self.clientID, settings: ["methods=password,email_otp"])
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-links-\(UUID()).json")
         defer { try? FileManager.default.removeItem(at: path) }

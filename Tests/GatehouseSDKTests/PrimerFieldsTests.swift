@@ -23,7 +23,7 @@ struct PrimerFieldsTests {
         "SDK-13: signUp/logIn/recoverPassword(withFields:) and handleFields run the validator once with every field, keep non-secret fields as user properties and never a password or PIN"
     )
     func fieldCalls() async throws {
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(id: "primer-app", settings: ["email_verification=off"])
         try await withLiveServer(server) { base in
             let validator = RecordingValidator()

@@ -22,7 +22,7 @@ struct SecondFactorSDKTests {
             print("skipped: pip install pyotp to run the SDK's TOTP test against an independent implementation")
             return
         }
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(id: Self.clientID, settings: ["email_verification=off"])
         let clock = server.clock
         try await withLiveServer(server) { base in
@@ -84,7 +84,7 @@ struct SecondFactorSDKTests {
             print("skipped: pip install pyotp to run the SDK's TOTP test against an independent implementation")
             return
         }
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(id: "sdk-strict", settings: ["email_verification=off", "mfa=required"])
         let mailbox = "sdk-mailbox@example.com"
         _ = try await UserAdmin(services: server.services).create(
@@ -140,7 +140,7 @@ struct SecondFactorSDKTests {
             print("skipped: pip install pyotp to run the SDK's TOTP test against an independent implementation")
             return
         }
-        let server = try await TestServer.start(.sqlite)
+        let server = try await TestServer.startLive()
         try await server.createClient(id: "mobile-mfa", redirectURIs: ["com.example.app:/verified"], settings: ["mfa=required"])
         let clock = server.clock
         try await withLiveServer(server) { base in

@@ -23,7 +23,7 @@ struct SocialSDKTests {
                 ]
             ]
         ]).write(to: file)
-        let server = try await TestServer.start(.sqlite) { $0.socialFile = file.path }
+        let server = try await TestServer.startLive() { $0.socialFile = file.path }
         try await server.createClient(id: "social-app", settings: ["email_verification=off", "social_providers=acme"])
         try await withLiveServer(server) { base in
             let client = AuthClient(configuration: .init(baseURL: base, clientID: "social-app", store: InMemorySessionStore()))

@@ -16,7 +16,7 @@ struct SocialWebSDKTests {
         defer { fake.stop() }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("social-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: ["providers": SocialFixtures.providers(fake)]).write(to: file)
-        let server = try await TestServer.start(.sqlite) { $0.socialFile = file.path }
+        let server = try await TestServer.startLive() { $0.socialFile = file.path }
         try await server.createClient(
             id: "social-app", redirectURIs: [SocialFixtures.appRedirect],
             settings: ["email_verification=off", "social_providers=facebook,github,x"])

@@ -11,18 +11,12 @@ import Testing
 
 /// Runs `body` against the server listening on a real socket.
 func withLiveServer(_ server: TestServer, _ body: @escaping @Sendable (URL) async throws -> Void) async throws {
-    do {
-        try await server.server.makeApplication().test(.live) { client in
-            try await body(URL(string: "http://127.0.0.1:\(client.port!)")!)
-        }
-    } catch {
-        await server.stop()
-        throw error
-    }
-    await server.stop()
+    try await server.runLive(body)
 }
 
-/// URLSession underneath, counting refresh requests, and able to play "network down" for them.
+/// URLSession underneath, counting refresh requests, and able to play "network down" for them. A
+/// refresh the server sent back for its DPoP nonce (`use_dpop_nonce`, answered by the SDK's one retry)
+/// is the same refresh, not another.
 final class CountingTransport: HTTPTransport {
     private let base = URLSessionTransport()
     private let state = Mutex<(refreshes: Int, offline: Bool)>((0, false))
@@ -31,14 +25,11 @@ final class CountingTransport: HTTPTransport {
     func setOffline(_ offline: Bool) { state.withLock { $0.offline = offline } }
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        if request.url?.path == "/oauth/token" {
-            let offline = state.withLock { state -> Bool in
-                if !state.offline { state.refreshes += 1 }
-                return state.offline
-            }
-            if offline { throw URLError(.notConnectedToInternet) }
-        }
-        return try await base.send(request)
+        guard request.url?.path == "/oauth/token" else { return try await base.send(request) }
+        if state.withLock({ $0.offline }) { throw URLError(.notConnectedToInternet) }
+        let (data, response) = try await base.send(request)
+        if !String(decoding: data, as: UTF8.self).contains("use_dpop_nonce") { state.withLock { $0.refreshes += 1 } }
+        return (data, response)
     }
 }
 

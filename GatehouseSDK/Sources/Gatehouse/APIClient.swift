@@ -24,6 +24,8 @@ final class ChallengeRelay: @unchecked Sendable {
 struct APIClient: Sendable {
     let baseURL: URL
     let transport: any HTTPTransport
+    /// DPoP proofs on the requests that need them, when the server advertises DPoP.
+    let dpop: DPoPSigner
     /// Told of every answer that is a second-factor challenge, before it is thrown: the client's
     /// delegate and event stream report it (``AuthEvent/secondFactorRequired(_:)``).
     var challenges = ChallengeRelay()
@@ -73,13 +75,37 @@ struct APIClient: Sendable {
         _ = try await perform(request)
     }
 
-    func perform(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (data, response): (Data, HTTPURLResponse)
+    /// Sends `request` with a DPoP proof when it needs one, once more with the server's nonce when the
+    /// server asks for one (`use_dpop_nonce`); any status. Network failures are `network_error`.
+    func exchange(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         do {
-            (data, response) = try await transport.send(request)
+            if dpop.needsDiscovery { await discoverDPoP() }
+            var (data, response) = try await transport.send(try await dpop.sign(request))
+            if dpop.noteNonce(data, response, for: request.url) {
+                (data, response) = try await transport.send(try await dpop.sign(request))
+                _ = dpop.noteNonce(data, response, for: request.url)
+            }
+            return (data, response)
+        } catch let error as GatehouseError {
+            throw error
         } catch {
             throw GatehouseError(code: GatehouseError.networkError, status: nil, message: error.localizedDescription)
         }
+    }
+
+    /// Reads `dpop_signing_alg_values_supported` from the server's discovery document, once: DPoP is on
+    /// when it lists ES256. A network failure leaves it unknown, to ask again on the next request.
+    private func discoverDPoP() async {
+        var request = URLRequest(url: baseURL.appendingPathComponent(".well-known/openid-configuration"))
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        guard let (data, response) = try? await transport.send(request) else { return }
+        let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        let algorithms = document?["dpop_signing_alg_values_supported"] as? [String] ?? []
+        dpop.setAdvertised((200..<300).contains(response.statusCode) && algorithms.contains("ES256"))
+    }
+
+    func perform(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (data, response) = try await exchange(request)
         guard (200..<300).contains(response.statusCode) else {
             let error = Self.error(data, response)
             if let challenge = error.secondFactor { await challenges.report(challenge) }

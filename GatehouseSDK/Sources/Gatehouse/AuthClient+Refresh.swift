@@ -87,7 +87,8 @@ extension AuthClient {
             let renewed = StoredSession(
                 accessToken: tokens.accessToken, refreshToken: refreshToken,
                 accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)),
-                user: latest.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken)
+                user: latest.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken,
+                tokenType: tokens.tokenType, dpopKey: tokens.isDPoP ? http.dpop.storedKey : nil)
             // In memory first: once the server rotated, only the new refresh token is good.
             commit(renewed)
             if persisted { try await configuration.store.save(renewed) }
@@ -130,12 +131,22 @@ extension AuthClient {
         return (retryData, retryResponse)
     }
 
+    /// `request` ready to send to your own API with the user's access token, refreshed first when
+    /// needed: `Authorization: Bearer …`, or, when the session is bound to this device's key (DPoP),
+    /// `Authorization: DPoP …` with a fresh proof for this request's method and URL in the `DPoP` header.
+    /// A bound token is useless without the proof, so use this rather than ``accessToken()`` when the
+    /// server binds tokens; each request needs its own (a proof is single use). Prefer
+    /// ``authorizedData(for:)``, which also retries once after a 401.
+    public func authorize(_ request: URLRequest) async throws -> URLRequest {
+        let current = try await validSession()
+        var request = request
+        request.setValue("Bearer \(current.accessToken)", forHTTPHeaderField: "Authorization")
+        return try await http.dpop.sign(request)
+    }
+
+    /// With a DPoP proof naming the token when the session is bound to this device's key.
     private func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        do {
-            return try await configuration.transport.send(request)
-        } catch {
-            throw GatehouseError(code: GatehouseError.networkError, status: nil, message: error.localizedDescription)
-        }
+        try await http.exchange(request)
     }
 
     /// A call to Gatehouse's own API with the user's token, refreshing and retrying once on 401 like

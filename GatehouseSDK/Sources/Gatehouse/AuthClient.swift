@@ -29,12 +29,21 @@ public actor AuthClient {
         public var clock: any AuthClock
         /// The app's own checks, run before a form's request is sent; `nil` sends as it is.
         public var validator: (any FieldValidator)?
+        /// Whether tokens are bound to a key of this device (DPoP, RFC 9449) when the server supports
+        /// it: on by default, so a session copied off the device is useless elsewhere.
+        public var dpop: DPoPSetting
+        /// Where the DPoP key lives: the Secure Enclave on iOS and macOS devices, a software key in the
+        /// session store elsewhere.
+        public var dpopKeys: any DPoPKeyProvider
 
         public init(
             baseURL: URL, clientID: String, redirectURL: URL? = nil, store: (any SessionStore)? = nil,
             transport: any HTTPTransport = URLSessionTransport(), refreshMargin: TimeInterval = 60,
-            clock: any AuthClock = SystemClock(), validator: (any FieldValidator)? = nil
+            clock: any AuthClock = SystemClock(), validator: (any FieldValidator)? = nil, dpop: DPoPSetting = .automatic,
+            dpopKeys: (any DPoPKeyProvider)? = nil
         ) {
+            self.dpop = dpop
+            self.dpopKeys = dpopKeys ?? Self.defaultDPoPKeys
             self.baseURL = baseURL
             self.clientID = clientID
             self.redirectURL = redirectURL
@@ -69,7 +78,9 @@ public actor AuthClient {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        let http = APIClient(baseURL: configuration.baseURL, transport: configuration.transport)
+        let http = APIClient(
+            baseURL: configuration.baseURL, transport: configuration.transport,
+            dpop: DPoPSigner(enabled: configuration.dpop == .automatic, provider: configuration.dpopKeys, clock: configuration.clock))
         self.http = http
         http.challenges.listen { [weak self] challenge in await self?.emit(.secondFactorRequired(challenge)) }
     }
@@ -112,6 +123,7 @@ public actor AuthClient {
     /// on another thread never sees a session without its user or a user without its session.
     func commit(_ session: StoredSession?, state: AuthState? = nil) {
         storedSession = session
+        http.dpop.adopt(session?.dpopKey, bound: session?.tokenType == "DPoP")
         snapshot.write {
             $0.session = session
             if let state { $0.state = state }
@@ -169,7 +181,8 @@ public actor AuthClient {
         let stored = StoredSession(
             accessToken: tokens.accessToken, refreshToken: refreshToken,
             accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user,
-            scope: tokens.scope, idToken: tokens.idToken)
+            scope: tokens.scope, idToken: tokens.idToken, tokenType: tokens.tokenType,
+            dpopKey: tokens.isDPoP ? http.dpop.storedKey : nil)
         let previous = storedSession
         do {
             // Kept first, used after: a session the store refused is neither used nor left open.

@@ -10,11 +10,17 @@ public struct StoredSession: Codable, Sendable, Equatable {
     /// The granted scopes, space-separated as on the wire; absent in sessions stored by older SDKs.
     public var scope: String?
     public var idToken: String?
+    /// `DPoP` when the tokens are bound to ``dpopKey`` (RFC 9449), `Bearer` or absent otherwise.
+    public var tokenType: String?
+    /// The key this session's tokens are bound to: without it they are useless, on this device or any other.
+    public var dpopKey: StoredDPoPKey?
 
     public init(
         accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: User, scope: String? = nil,
-        idToken: String? = nil
+        idToken: String? = nil, tokenType: String? = nil, dpopKey: StoredDPoPKey? = nil
     ) {
+        self.tokenType = tokenType
+        self.dpopKey = dpopKey
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.accessTokenExpiresAt = accessTokenExpiresAt

@@ -91,6 +91,12 @@ extension ErrorCode {
     /// RFC 8707 §2: the `resource` is not one this client's tokens may be for.
     public static let invalidTarget: ErrorCode = "invalid_target"
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
+    /// RFC 9449 §5 and §7.1: a DPoP proof that is missing where it is required, malformed, replayed,
+    /// or for another key, method, URL or token.
+    public static let invalidDPoPProof: ErrorCode = "invalid_dpop_proof"
+    /// RFC 9449 §8: the server wants a fresh `nonce` in the DPoP proof; the answer's `DPoP-Nonce`
+    /// header holds it. Retry once with it.
+    public static let useDPoPNonce: ErrorCode = "use_dpop_nonce"
     public static let unauthorizedClient: ErrorCode = "unauthorized_client"
     /// RFC 6749 §5.2's spelling of ``internalError`` on the `/oauth` endpoints.
     public static let serverError: ErrorCode = "server_error"
@@ -133,7 +139,7 @@ extension ErrorCode {
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
         .accessDenied,
         .invalidGrant, .invalidScope, .invalidRequestObject, .invalidRedirectURI, .invalidClientMetadata, .invalidTarget,
-        .unsupportedGrantType, .unauthorizedClient, .serverError,
+        .unsupportedGrantType, .unauthorizedClient, .serverError, .invalidDPoPProof, .useDPoPNonce,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,

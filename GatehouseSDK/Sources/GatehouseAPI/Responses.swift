@@ -130,11 +130,13 @@ public struct IntrospectionResponse: Codable, Hashable, Sendable {
     public var jti: String?
     public var sid: String?
     public var tokenType: String?
+    /// RFC 9449 §6.2: the thumbprint of the key a DPoP-bound token is bound to (`{"jkt": …}`).
+    public var cnf: Confirmation?
 
     public init(active: Bool) { self.active = active }
 
     private enum CodingKeys: String, CodingKey {
-        case active, scope, sub, exp, iat, iss, aud, jti, sid
+        case active, scope, sub, exp, iat, iss, aud, jti, sid, cnf
         case clientId = "client_id"
         case tokenType = "token_type"
     }
@@ -156,5 +158,14 @@ public struct IntrospectionResponse: Codable, Hashable, Sendable {
         try c.encodeIfPresent(jti, forKey: .jti)
         try c.encodeIfPresent(sid, forKey: .sid)
         try c.encodeIfPresent(tokenType, forKey: .tokenType)
+        try c.encodeIfPresent(cnf, forKey: .cnf)
     }
+}
+
+/// RFC 7800 `cnf`: what a token is bound to. Gatehouse binds tokens to a DPoP key (RFC 9449 §6.1), by
+/// its JWK SHA-256 thumbprint (RFC 7638).
+public struct Confirmation: Codable, Hashable, Sendable {
+    public var jkt: String
+
+    public init(jkt: String) { self.jkt = jkt }
 }

@@ -107,5 +107,24 @@
             #expect(!provider.isAvailable)
             SecurityShimControl.setBiometricsAvailable(true)
         }
+
+        @Test(
+            "K-6: the DPoP key provider makes enclave keys that sign without a prompt and reload from their handle, and software keys where there is no enclave"
+        )
+        func dpopKeys() async throws {
+            let provider = SecureEnclaveDPoPKeys()
+            SecurityShimControl.setBiometricsAvailable(true)
+            let key = try provider.makeKey()
+            #expect(!(key is SoftwareDeviceKey))
+            let message = Data("header.claims".utf8)
+            let reloaded = try provider.loadKey(key.stored)
+            let signature = try await reloaded.sign(message, reason: "")
+            #expect(key.publicKey.isValidSignature(try P256.Signing.ECDSASignature(rawRepresentation: signature), for: message))
+            #expect(throws: (any Error).self) { try provider.loadKey(Data("not a handle".utf8)) }
+
+            SecurityShimControl.setBiometricsAvailable(false)
+            #expect(try provider.makeKey() is SoftwareDeviceKey)
+            SecurityShimControl.setBiometricsAvailable(true)
+        }
     }
 #endif

@@ -6,19 +6,22 @@ import GatehouseAPI
 public struct AdminAuthenticator: Sendable {
     let tokens: AccessTokens
     let clients: ClientResolver
+    let dpop: DPoPVerifier
 
     public init(services: CoreServices) {
         self.tokens = services.tokens
         self.clients = services.clients
+        self.dpop = services.dpop
     }
 
     /// nil when the token is a user's or carries no admin scope; throws when it is not valid at all,
     /// or when its client has since been deleted or lost every admin scope the token carries (the
     /// client is looked up, through the one-second client cache, so a deletion on any node or from
     /// the CLI takes effect at once rather than when the token expires).
-    public func authenticate(_ token: String) async throws -> AdminPrincipal? {
-        let claims = try await tokens.verify(token)
+    public func authenticate(_ presented: PresentedToken) async throws -> AdminPrincipal? {
+        let claims = try await tokens.verify(presented.token)
         guard claims.sid.isEmpty, claims.sub == claims.clientID else { return nil }
+        try await dpop.check(claims, presented: presented)
         let asked = Set(claims.scope.split(separator: " ").map(String.init))
         guard !asked.isDisjoint(with: AdminScope.every) else { return nil }
         let client: ClientRecord

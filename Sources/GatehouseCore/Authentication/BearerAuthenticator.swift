@@ -7,19 +7,22 @@ public struct BearerAuthenticator: Sendable {
     let persistence: any Persistence
     let clock: any WallClock
     let clients: ClientResolver
+    let dpop: DPoPVerifier
 
     public init(services: CoreServices) {
         self.tokens = services.tokens
         self.persistence = services.persistence
         self.clock = services.clock
         self.clients = services.clients
+        self.dpop = services.dpop
     }
 
     /// The principal; nil when the token is valid but not a user's (a `client_credentials` token has no
     /// session), so another authenticator may claim it. A bad, expired or revoked token throws.
-    public func authenticate(_ token: String) async throws -> Principal? {
-        let claims = try await tokens.verify(token)
+    public func authenticate(_ presented: PresentedToken) async throws -> Principal? {
+        let claims = try await tokens.verify(presented.token)
         if claims.sid.isEmpty { return nil }
+        try await dpop.check(claims, presented: presented)
         guard let sessionID = UUID(uuidString: claims.sid) else {
             throw GatehouseError.unauthorized("This token does not belong to a user session.")
         }

@@ -55,6 +55,11 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var failureCounts: FailureCounts?
     /// The sign-in waiting for a second factor, and the factors that may complete it (`mfa_required`).
     public var pendingFlow: PendingFactor?
+    /// A fresh nonce for DPoP proofs (RFC 9449 §8), sent as `DPoP-Nonce`.
+    public var dpopNonce: String?
+    /// The refusal concerns a DPoP-bound token or proof at a protected route: the challenge is
+    /// `WWW-Authenticate: DPoP …` (RFC 9449 §7.1), not `Bearer`.
+    public var dpopChallenge = false
     public var cause: (any Error)?
 
     private init(
@@ -346,6 +351,36 @@ extension GatehouseError {
 
     public static func unsupportedGrantType(_ detail: String) -> GatehouseError {
         GatehouseError(.oauth, code: .unsupportedGrantType, title: "Unsupported grant type", detail: detail)
+    }
+
+    /// RFC 9449: a DPoP proof that does not hold, or none where the client or the token needs one.
+    /// 400 where tokens are issued; ``atProtectedRoute`` makes it the 401 of a protected route.
+    public static func invalidDPoPProof(_ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: .invalidDPoPProof, title: "Invalid DPoP proof", detail: detail)
+    }
+
+    /// RFC 9449 §8: the proof must carry the server's current nonce, which this answer brings.
+    public static func useDPoPNonce(
+        _ nonce: String, detail: String = "Send the proof again with the nonce in DPoP-Nonce."
+    ) -> GatehouseError {
+        var error = GatehouseError(.oauth, code: .useDPoPNonce, title: "DPoP nonce required", detail: detail)
+        error.dpopNonce = nonce
+        return error
+    }
+
+    /// A DPoP-bound access token presented without its proof (as a bearer token, or in a form body).
+    public static func dpopBoundToken(_ detail: String) -> GatehouseError {
+        var error = GatehouseError(.unauthenticated, code: .invalidToken, title: "Unauthorized", detail: detail)
+        error.dpopChallenge = true
+        return error
+    }
+
+    /// The same refusal at a protected route (RFC 9449 §7.1): 401 with a `DPoP` challenge.
+    public var atProtectedRoute: GatehouseError {
+        var error = GatehouseError(.unauthenticated, code: code, title: title, detail: detail)
+        error.dpopNonce = dpopNonce
+        error.dpopChallenge = true
+        return error
     }
 
     public static func unauthorizedClient(_ detail: String) -> GatehouseError {

@@ -56,6 +56,8 @@ public struct AuditEvent: Sendable, Hashable {
     public static let signInFailed = "sign_in.failed"
     public static let signInThrottled = "sign_in.throttled"
     public static let refreshTokenReused = "refresh_token.reused"
+    /// A DPoP-bound refresh token presented without a proof by its key (RFC 9449 §5): copied off the device.
+    public static let refreshTokenKeyMismatch = "refresh_token.dpop_mismatch"
     public static let codeSent = "code.sent"
     public static let codeFailed = "code.failed"
     public static let authenticatorRegistered = "authenticator.registered"

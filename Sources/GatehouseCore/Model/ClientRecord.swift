@@ -49,6 +49,13 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         public var isOn: Bool { self == .on }
     }
 
+    /// Whether this client's tokens are bound to a DPoP key (RFC 9449). `allowed`: when the request
+    /// that gets them carries a proof; `required`: every token request must; `off`: proofs are
+    /// ignored and tokens are bearer tokens.
+    public enum DPoPMode: String, Sendable, Hashable, Codable {
+        case off, allowed, required
+    }
+
     public enum EmailVerification: String, Sendable, Hashable, Codable {
         case required, off
     }
@@ -128,6 +135,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// The host whose pairwise subjects this client shares (clients of one sector see the same
     /// `sub`); set from the redirect URIs when pairwise subjects are turned on without one.
     public var sectorIdentifier: String?
+    public var dpop: DPoPMode = .allowed
 
     public init() {}
 
@@ -166,6 +174,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
         case subjectType = "subject_type"
         case sectorIdentifier = "sector_identifier"
+        case dpop
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -206,6 +215,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         requirePushedAuthorizationRequests = try c.decodeIfPresent(Toggle.self, forKey: .requirePushedAuthorizationRequests) ?? .off
         subjectType = try c.decodeIfPresent(SubjectType.self, forKey: .subjectType) ?? .public
         sectorIdentifier = try c.decodeIfPresent(String.self, forKey: .sectorIdentifier)
+        dpop = try c.decodeIfPresent(DPoPMode.self, forKey: .dpop) ?? .allowed
     }
 
     private struct DefaultValues {

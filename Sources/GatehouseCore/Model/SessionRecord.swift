@@ -26,14 +26,19 @@ public struct SessionRecord: Sendable, Hashable {
     /// Single claims the authorization request asked for (`claims` parameter): userinfo and every ID
     /// token of the session release them besides the scopes' claims.
     public var requestedClaims: RequestedClaims?
+    /// The DPoP key (its RFC 7638 thumbprint) the session's refresh tokens are bound to (RFC 9449 §5):
+    /// the key of the proof that started it, or of its first refresh with one. A public client's refresh
+    /// needs a proof by this key; nil for a session that never saw a proof.
+    public var dpopJKT: String?
 
     public init(
         id: UUID = UUID(), userID: UUID, clientID: String, amr: [String], scopes: [String], userAgent: String?,
         ipAddress: String?, createdAt: Date, lastUsedAt: Date? = nil, expiresAt: Date, revokedAt: Date? = nil,
         revokeReason: String? = nil, credentialID: String? = nil, browserSessionID: UUID? = nil, authTime: Date? = nil,
-        requestedClaims: RequestedClaims? = nil
+        requestedClaims: RequestedClaims? = nil, dpopJKT: String? = nil
     ) {
         self.requestedClaims = requestedClaims
+        self.dpopJKT = dpopJKT
         self.id = id
         self.userID = userID
         self.clientID = clientID

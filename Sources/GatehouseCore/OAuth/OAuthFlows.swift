@@ -49,6 +49,7 @@ public struct OAuthFlows: Sendable {
             answer.iss = services.tokens.issuer
             answer.sid = session.id.uuidString.lowercased()
             answer.tokenType = "refresh_token"
+            answer.cnf = session.dpopJKT.map(Confirmation.init(jkt:))
             return answer
         }
         guard let claims = try? await services.tokens.verify(token) else { return IntrospectionResponse(active: false) }
@@ -68,12 +69,15 @@ public struct OAuthFlows: Sendable {
         answer.aud = claims.aud
         answer.jti = claims.jti
         answer.sid = claims.sid.isEmpty ? nil : claims.sid
-        answer.tokenType = "Bearer"
+        answer.tokenType = claims.cnf == nil ? "Bearer" : "DPoP"
+        answer.cnf = claims.cnf
         return answer
     }
 
     /// A machine token for a confidential client: no user, no session, no refresh token.
-    public func clientCredentials(client: ClientRecord, scope: String?, resource: String? = nil) async throws -> TokenResponse {
+    public func clientCredentials(
+        client: ClientRecord, scope: String?, resource: String? = nil, meta: RequestMeta = RequestMeta()
+    ) async throws -> TokenResponse {
         let resources = try SessionIssuer.resources(requested: resource, client: client, issuer: services.tokens.issuer)
         // RFC 6749 §5.2: a scope the client may not have is refused, never silently dropped. `openid`
         // and `offline_access` need a user, which this grant has none of.
@@ -86,9 +90,12 @@ public struct OAuthFlows: Sendable {
         }
         let scopes = SessionIssuer.grant(requested: scope, client: client).filter { !userOnly.contains($0) }
         let ttl = services.issuer.accessTTL(client)
+        let dpopKey = try DPoPBinding.key(for: client, meta: meta)
         let access = try await services.tokens.issue(
             subject: client.id, sessionID: "", clientID: client.id, scope: scopes.joined(separator: " "), amr: [],
-            ttl: ttl, resources: resources, algorithm: client.settings.accessTokenSigningAlgorithm)
-        return TokenResponse(accessToken: access, expiresIn: ttl, refreshToken: nil, scope: scopes.joined(separator: " "))
+            ttl: ttl, resources: resources, algorithm: client.settings.accessTokenSigningAlgorithm, dpopKey: dpopKey)
+        return TokenResponse(
+            accessToken: access, tokenType: dpopKey == nil ? "Bearer" : "DPoP", expiresIn: ttl, refreshToken: nil,
+            scope: scopes.joined(separator: " "))
     }
 }

@@ -17,6 +17,31 @@ public struct RefreshFlow: Sendable {
         case reuseDetected
     }
 
+    /// The DPoP key the new access token is bound to, and the key to bind the session to now. A public
+    /// client's session is bound to the key of its first proof (RFC 9449 §5), and from then on refreshes
+    /// only with a proof by that key, whatever the client's setting says later; a refusal is audited,
+    /// as a refresh token off its device is a stolen one. A confidential client's refresh token is
+    /// bound by its secret: its access token takes this request's key, if it sent one.
+    private func dpopKeys(
+        session: SessionRecord, client: ClientRecord, meta: RequestMeta, now: Date
+    ) async throws -> (access: String?, bind: String?) {
+        let presented = client.settings.dpop == .off ? nil : meta.dpopKey
+        guard client.kind == .public else { return (try DPoPBinding.key(for: client, meta: meta), nil) }
+        guard let bound = session.dpopJKT else { return (try DPoPBinding.key(for: client, meta: meta), presented) }
+        if meta.dpopKey == bound { return (bound, nil) }
+        try await services.persistence.transaction { stores in
+            try await stores.audit.append(
+                AuditEvent(
+                    at: now, type: AuditEvent.refreshTokenKeyMismatch, userID: session.userID, clientID: client.id,
+                    method: "refresh_token", reason: meta.dpopKey == nil ? "no_proof" : "other_key", meta: meta))
+        }
+        services.logger.warning("DPoP-bound refresh token presented without its key", metadata: ["client_id": "\(client.id)"])
+        if meta.dpopKey == nil {
+            throw GatehouseError.invalidDPoPProof("This refresh token is bound to a DPoP key: send a proof by that key.")
+        }
+        throw GatehouseError.invalidGrant("The refresh token is bound to another DPoP key.")
+    }
+
     /// `client` is the authenticated (or, for public clients, named) client; the token must be its own.
     public func refresh(
         token: String, client: ClientRecord, scope: String?, resource: String? = nil, meta: RequestMeta = RequestMeta()
@@ -44,10 +69,15 @@ public struct RefreshFlow: Sendable {
         guard userActive else { throw GatehouseError.invalidGrant("The account is disabled.") }
         guard record.expiresAt > now else { throw GatehouseError.invalidGrant("The refresh token has expired.") }
         let successorExpiry = issuer.refreshExpiry(session: session, client: client, now: now)
+        let (dpopKey, bindTo) = try await dpopKeys(session: session, client: client, meta: meta, now: now)
 
         // Not counted per address (`token` limit): refresh tokens are single-use 256-bit secrets, and on
         // SQLite the counter's extra statement cost 15 % of refresh throughput (threat model A2).
         let outcome: Outcome = try await services.persistence.transaction { stores in
+            // First use with a proof binds the session; a parallel refresh by the same key binds it too.
+            if let bindTo, try await !stores.sessions.bindDPoP(id: session.id, jkt: bindTo) {
+                throw GatehouseError.invalidGrant("The refresh token is bound to another DPoP key.")
+            }
             let successor = secret.refreshSuccessor(of: token)
             let record = RefreshTokenRecord(
                 tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash, createdAt: now,
@@ -74,6 +104,7 @@ public struct RefreshFlow: Sendable {
             services.logger.warning("refresh token reuse detected; session revoked", metadata: ["client_id": "\(client.id)"])
             throw GatehouseError.invalidGrant("The refresh token was already used; the session has been revoked.")
         case .rotated(var session, let successor):
+            session.dpopJKT = dpopKey
             if let scope, !scope.isEmpty {
                 // A refresh may narrow the scope (RFC 6749 §6), never widen it.
                 let asked = Set(scope.split(separator: " ").map(String.init))

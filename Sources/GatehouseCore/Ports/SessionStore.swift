@@ -4,6 +4,8 @@ import Foundation
 public protocol SessionStore: Sendable {
     func insert(_ session: SessionRecord) async throws
     func find(id: UUID) async throws -> SessionRecord?
+    /// Binds a session's refresh tokens to a DPoP key, once: false when it is bound to another key.
+    func bindDPoP(id: UUID, jkt: String) async throws -> Bool
     /// Live sessions of a user, newest first.
     func listLive(userID: UUID, now: Date) async throws -> [SessionRecord]
     /// Revokes one live session; returns whether it was live.

@@ -36,6 +36,8 @@ public struct CoreServices: Sendable {
     public let codes: OneTimeCodes
     /// The second factors a waiting sign-in may be completed with, by id.
     public let factors: [String: any SecondFactor]
+    /// DPoP proofs (RFC 9449) checked against their request, once across every node.
+    public let dpop: DPoPVerifier
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
@@ -68,6 +70,8 @@ public struct CoreServices: Sendable {
             issuer: issuer, browserSessions: browserSessions, clock: clock, policy: assurance, flowLifetime: settings.flowLifetime)
         self.codes = OneTimeCodes(
             persistence: persistence, secret: secret, clock: clock, maxAttempts: settings.codeMaxAttempts, lifetime: settings.codeTTL)
+        self.dpop = DPoPVerifier(
+            persistence: persistence, secret: secret, clock: clock, publicURL: settings.publicURL, requireNonce: settings.dpopNonces)
         self.factors = Dictionary(factors.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
     }
 }

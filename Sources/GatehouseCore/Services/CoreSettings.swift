@@ -6,6 +6,9 @@ public struct CoreSettings: Sendable {
     public var publicURL: String
     /// How long a rotated refresh token still yields the same successor (network retries, parallel calls).
     public var refreshReuseGrace: TimeInterval = 10
+    /// DPoP proofs must carry a server nonce (RFC 9449 §8), which limits a proof made ahead of time
+    /// on a compromised device to the nonce's five to ten minutes.
+    public var dpopNonces = false
     /// Absolute session lifetime: refreshes never extend a session past it.
     public var sessionLifetime: TimeInterval = 90 * 24 * 3600
     /// Upper bound on any client's `access_token_ttl`; retired keys stay published this long.

@@ -7,6 +7,9 @@ public struct RequestMeta: Sendable, Hashable {
     public var acceptLanguage: String?
     /// The id the answer's `Request-Id` header and the access log carry, for the audit log.
     public var requestID: String?
+    /// The thumbprint of the DPoP key whose proof this request carried and that held (RFC 9449): the
+    /// key tokens issued by this request are bound to, as the client's `dpop` setting says.
+    public var dpopKey: String?
 
     public init(ipAddress: String? = nil, userAgent: String? = nil, acceptLanguage: String? = nil, requestID: String? = nil) {
         self.ipAddress = ipAddress

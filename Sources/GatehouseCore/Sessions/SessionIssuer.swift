@@ -39,7 +39,12 @@ public struct SessionIssuer: Sendable {
             ipAddress: meta.ipAddress, createdAt: now, expiresAt: now.addingTimeInterval(settings.sessionLifetime),
             credentialID: credentialID, browserSessionID: browserSessionID, authTime: authTime)
         session.requestedClaims = claims
-        try await stores.sessions.insert(session)
+        // The first access token is bound to the proof's key either way; only a public client's refresh
+        // tokens are (RFC 9449 §5: a confidential client's are bound by its secret).
+        session.dpopJKT = try DPoPBinding.key(for: client, meta: meta)
+        var stored = session
+        if client.kind != .public { stored.dpopJKT = nil }
+        try await stores.sessions.insert(stored)
         let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
         try await stores.refreshTokens.insert(
             RefreshTokenRecord(
@@ -68,7 +73,8 @@ public struct SessionIssuer: Sendable {
         return [requested]
     }
 
-    /// The token response for a session (access token signed now).
+    /// The token response for a session (access token signed now), bound to the session's DPoP key
+    /// when it has one (a refresh sets the key its own proof holds for a confidential client).
     public func response(
         session: SessionRecord, refreshToken: String?, client: ClientRecord, user: UserRecord?, isNew: Bool?,
         nonce: String? = nil, resources: [String]? = nil, acr: String? = nil
@@ -87,7 +93,8 @@ public struct SessionIssuer: Sendable {
         let access = try await tokens.issue(
             subject: subject, sessionID: session.id.uuidString.lowercased(),
             clientID: client.id, scope: scope, amr: session.amr, ttl: ttl, resources: resources ?? client.settings.audiences,
-            authTime: session.authTime ?? session.createdAt, extraClaims: claims, algorithm: client.settings.accessTokenSigningAlgorithm)
+            authTime: session.authTime ?? session.createdAt, extraClaims: claims, algorithm: client.settings.accessTokenSigningAlgorithm,
+            dpopKey: session.dpopJKT)
         var idToken: String?
         if session.scopes.contains("openid") {
             idToken = try await tokens.issueIDToken(
@@ -100,7 +107,8 @@ public struct SessionIssuer: Sendable {
         var shown: User?
         if let user { shown = try await annotated(user, client: client) }
         return TokenResponse(
-            accessToken: access, expiresIn: ttl, refreshToken: refreshToken, scope: scope, idToken: idToken,
+            accessToken: access, tokenType: session.dpopJKT == nil ? "Bearer" : "DPoP", expiresIn: ttl, refreshToken: refreshToken,
+            scope: scope, idToken: idToken,
             user: shown, isNew: isNew)
     }
 

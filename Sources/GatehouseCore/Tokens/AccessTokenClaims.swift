@@ -21,6 +21,9 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// client's own token.
     public var acr: String?
     public var authTime: Int?
+    /// The DPoP key the token is bound to (RFC 9449 §6.1): a resource server takes it only with a proof
+    /// by that key.
+    public var cnf: Confirmation?
     /// Claims a token-issue hook added. Written, never read back: a resource server reads them from
     /// the JWT itself, and Gatehouse's own checks use only the registered claims.
     public var extra: [String: JSONValue] = [:]
@@ -51,7 +54,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     private enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, jti, scope, sid, amr, acr
+        case iss, sub, aud, exp, iat, jti, scope, sid, amr, acr, cnf
         case clientID = "client_id"
         case authTime = "auth_time"
     }
@@ -73,6 +76,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         amr = try c.decode([String].self, forKey: .amr)
         acr = try c.decodeIfPresent(String.self, forKey: .acr)
         authTime = try c.decodeIfPresent(Int.self, forKey: .authTime)
+        cnf = try c.decodeIfPresent(Confirmation.self, forKey: .cnf)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -89,6 +93,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         try c.encode(amr, forKey: .amr)
         try c.encodeIfPresent(acr, forKey: .acr)
         try c.encodeIfPresent(authTime, forKey: .authTime)
+        try c.encodeIfPresent(cnf, forKey: .cnf)
         if !extra.isEmpty {
             var more = encoder.container(keyedBy: ClaimName.self)
             for (name, value) in extra where !Self.reservedNames.contains(name) {

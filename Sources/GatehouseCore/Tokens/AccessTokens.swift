@@ -23,11 +23,12 @@ public struct AccessTokens: Sendable {
 
     /// `resources`: the resource servers the token is also for (the client's `audiences`, or the one
     /// a token request named); the issuer is always the first audience.
+    /// `dpopKey`: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if it is.
     /// `authTime`: when the user signed in, for a user's token (its `acr` follows from `amr`); nil for a
     /// client's own.
     public func issue(
         subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = [],
-        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:], algorithm: SigningAlgorithm = .es256
+        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:], algorithm: SigningAlgorithm = .es256, dpopKey: String? = nil
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
         var claims = AccessTokenClaims(
@@ -39,6 +40,7 @@ public struct AccessTokens: Sendable {
             claims.authTime = Int(authTime.timeIntervalSince1970)
         }
         claims.extra = extraClaims
+        claims.cnf = dpopKey.map(Confirmation.init(jkt:))
         return try sign(claims, typ: "at+jwt", algorithm: algorithm)
     }
 

@@ -12,6 +12,7 @@ struct FormBodyTokenAuthenticator: RequestAuthenticator {
             request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
         else { return nil }
         guard let token = try await RequestDecoding.formFields(from: request)["access_token"] else { return nil }
-        return try await bearer.authenticate(token).map(Identity.user)
+        // A form body has no room for a proof: a DPoP-bound token is refused here.
+        return try await bearer.authenticate(.bearer(token)).map(Identity.user)
     }
 }

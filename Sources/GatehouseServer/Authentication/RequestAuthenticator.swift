@@ -30,6 +30,30 @@ struct AuthenticationMiddleware: RouterMiddleware {
 }
 
 extension Request {
+    /// The access token of `Authorization: Bearer …` or `Authorization: DPoP …`, with the request's
+    /// proof and what the proof must name; nil for another scheme or none. More than one `DPoP` header
+    /// is refused (RFC 9449 §4.3).
+    var presentedToken: PresentedToken? {
+        get throws {
+            guard let header = headers[.authorization] else { return nil }
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { return nil }
+            let scheme: PresentedToken.Scheme
+            switch parts[0].lowercased() {
+            case "bearer": scheme = .bearer
+            case "dpop": scheme = .dpop
+            default: return nil
+            }
+            let proofs = headers[values: DPoPHeaders.proof]
+            guard proofs.count <= 1 else {
+                throw GatehouseError.invalidDPoPProof("A request carries one DPoP proof.").atProtectedRoute
+            }
+            return PresentedToken(
+                token: String(parts[1]).trimmingCharacters(in: .whitespaces), scheme: scheme, proof: proofs.first,
+                method: method.rawValue, path: uri.path)
+        }
+    }
+
     /// The credentials of `Authorization: Bearer …`, or nil when the header is absent or another scheme.
     var bearerToken: String? {
         guard let header = headers[.authorization] else { return nil }

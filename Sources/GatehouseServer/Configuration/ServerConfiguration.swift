@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     /// Hash jobs allowed to wait beyond the running ones before logins get 503.
     public var hashingQueue = 64
     public var refreshReuseGrace: TimeInterval = 10
+    /// DPoP proofs must carry the server's nonce (RFC 9449 §8).
+    public var dpopNonces = false
     public var maxFailuresPerAccount = 10
     public var maxFailuresPerIP = 50
     /// The backstop: failed sign-ins per account from all addresses together.
@@ -86,6 +88,7 @@ public struct ServerConfiguration: Sendable {
     var coreSettings: CoreSettings {
         var settings = CoreSettings(publicURL: publicURL)
         settings.refreshReuseGrace = refreshReuseGrace
+        settings.dpopNonces = dpopNonces
         settings.codeTTL = codeTTL
         settings.codeMaxAttempts = codeAttempts
         settings.verificationLinkTTL = verificationLinkTTL

@@ -15,6 +15,7 @@ struct OAuthErrorRenderer: ErrorRenderer {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
         if error.category == .clientAuthentication { headers[.wwwAuthenticate] = "Basic realm=\"gatehouse\"" }
+        if let nonce = error.dpopNonce { headers[DPoPHeaders.nonce] = nonce }
         let code = Self.oauthCode(for: error)
         assert(ErrorCode.serverCodes.contains(code), "\(code) is not in ErrorCode.serverCodes")
         let body = OAuthErrorBody(

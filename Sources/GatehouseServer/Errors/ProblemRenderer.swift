@@ -21,7 +21,10 @@ struct ProblemRenderer: ErrorRenderer {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
         // RFC 6750 §3: a missing token gets the bare challenge, a bad one says why.
-        if error.code == .unauthorized {
+        if let nonce = error.dpopNonce { headers[DPoPHeaders.nonce] = nonce }
+        if error.dpopChallenge {
+            headers[.wwwAuthenticate] = DPoPHeaders.challenge(error: error.code)
+        } else if error.code == .unauthorized {
             headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\""
         } else if error.code == .invalidToken || error.code == .sessionRevoked {
             headers[.wwwAuthenticate] = "Bearer realm=\"gatehouse\", error=\"invalid_token\""

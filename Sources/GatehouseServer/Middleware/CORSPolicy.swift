@@ -32,7 +32,7 @@ struct CORSPolicy: Sendable {
         var headers: HTTPFields = [:]
         headers[Self.allowOrigin] = origin
         headers[Self.allowMethods] = "GET, POST, PUT, PATCH, DELETE"
-        headers[Self.allowHeaders] = "Authorization, Content-Type, Gatehouse-Client, Accept-Language"
+        headers[Self.allowHeaders] = "Authorization, Content-Type, Gatehouse-Client, Accept-Language, DPoP"
         headers[Self.maxAge] = "600"
         headers[Self.vary] = "Origin"
         return Response(status: .noContent, headers: headers)
@@ -40,7 +40,7 @@ struct CORSPolicy: Sendable {
 
     func decorate(_ response: inout Response, origin: String) {
         response.headers[Self.allowOrigin] = origin
-        response.headers[Self.exposeHeaders] = "Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, Request-Id"
+        response.headers[Self.exposeHeaders] = "Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, Request-Id, DPoP-Nonce"
         response.headers.append(HTTPField(name: Self.vary, value: "Origin"))
     }
 }

@@ -56,6 +56,8 @@ struct DiscoveryRoutes: Sendable {
             "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
             "code_challenge_methods_supported": ["S256"],
+            // RFC 9449 §5.1: tokens are bound to a DPoP key whenever a proof comes with the request.
+            "dpop_signing_alg_values_supported": DPoPProof.algorithms,
             "scopes_supported": ["openid", "profile", "email", "address", "phone", "offline_access"],
             "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "at_hash"]
                 + UserClaims.supported.sorted(),

@@ -47,7 +47,9 @@ struct OAuthRoutes: Sendable {
             let credentials = try Self.credentials(request, form)
             let client = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
             return try Responses.json(
-                try await oauthFlows.clientCredentials(client: client, scope: form["scope"], resource: form["resource"]), noStore: true)
+                try await oauthFlows.clientCredentials(
+                    client: client, scope: form["scope"], resource: form["resource"], meta: context.meta),
+                noStore: true)
         default:
             throw GatehouseError.unsupportedGrantType("grant_type \(grantType) is not supported.")
         }

@@ -33,8 +33,10 @@ struct Routes {
         // Public JSON API: problem documents (the router-wide renderer; no second layer per request).
         // Routes whose flows count request rates are registered on `limited`: their answers carry
         // `RateLimit-Policy` and `RateLimit` (`RateLimitTests` checks them route by route).
-        let api = router.group("/v1")
-        let limited = router.group("/v1").add(middleware: RateLimitHeaders())
+        // Both carry a DPoP proof's key to the flows that issue tokens.
+        let proofs = DPoPProofMiddleware(verifier: services.dpop)
+        let api = router.group("/v1").add(middleware: proofs)
+        let limited = router.group("/v1").add(middleware: RateLimitHeaders()).add(middleware: proofs)
         let accounts = AccountRoutes(services: services)
         limited.post("signup", use: accounts.signup)
         api.post("login", use: accounts.login)
@@ -179,7 +181,7 @@ struct Routes {
         let oauth = router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer()))
         let oauthRoutes = OAuthRoutes(services: services)
         router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer())).add(middleware: RateLimitHeaders())
-            .post("token", use: oauthRoutes.token)
+            .add(middleware: proofs).post("token", use: oauthRoutes.token)
         oauth.post("revoke", use: oauthRoutes.revoke)
         oauth.post("par", use: oauthRoutes.pushAuthorizationRequest)
         let registration = RegistrationRoutes(services: services)

@@ -378,5 +378,8 @@ enum Migrations {
                 )
                 """,
             ]),
+        // DPoP (RFC 9449): the key a session's refresh tokens are bound to. Added, never changed: an
+        // older node writes NULL, an unbound session, and refreshes it as before.
+        Migration(version: 16, name: "dpop binding", statements: ["ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT"]),
     ]
 }

@@ -8,7 +8,7 @@ struct SQLSessionStore: SessionStore {
 
     static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
-        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time, claims
+        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time, claims, dpop_jkt
         """
 
     func insert(_ s: SessionRecord) async throws {
@@ -20,7 +20,7 @@ struct SQLSessionStore: SessionStore {
                     \(bind: s.ipAddress), \(bind: Columns.millis(s.createdAt)), \(bind: Columns.millis(s.lastUsedAt)),
                     \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason),
                     \(bind: s.credentialID), \(bind: s.browserSessionID.map(Columns.id)),
-                    \(bind: Columns.millis(s.authTime)), \(bind: try s.requestedClaims.map(Columns.json)))
+                    \(bind: Columns.millis(s.authTime)), \(bind: try s.requestedClaims.map(Columns.json)), \(bind: s.dpopJKT))
             """
         ).run()
     }
@@ -28,6 +28,14 @@ struct SQLSessionStore: SessionStore {
     func find(id: UUID) async throws -> SessionRecord? {
         try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM sessions WHERE id = \(bind: Columns.id(id))")
             .first().map(Self.decode)
+    }
+
+    func bindDPoP(id: UUID, jkt: String) async throws -> Bool {
+        try await !db.raw(
+            """
+            UPDATE sessions SET dpop_jkt = \(bind: jkt) WHERE id = \(bind: Columns.id(id)) AND (dpop_jkt IS NULL OR dpop_jkt = \(bind: jkt)) RETURNING id
+            """
+        ).all().isEmpty
     }
 
     func listLive(userID: UUID, now: Date) async throws -> [SessionRecord] {
@@ -113,7 +121,8 @@ struct SQLSessionStore: SessionStore {
             revokeReason: try row.optionalString("revoke_reason"), credentialID: try row.optionalString("credential_id"),
             browserSessionID: try row.optionalString("browser_session_id").flatMap(UUID.init(uuidString:)),
             authTime: try row.optionalDate("auth_time"),
-            requestedClaims: try row.optionalString("claims").map { try Columns.decodeJSON(RequestedClaims.self, $0) })
+            requestedClaims: try row.optionalString("claims").map { try Columns.decodeJSON(RequestedClaims.self, $0) },
+            dpopJKT: try row.optionalString("dpop_jkt"))
     }
 }
 

@@ -16,6 +16,14 @@ struct InMemorySessionStore: SessionStore {
         }
     }
 
+    func bindDPoP(id: UUID, jkt: String) async throws -> Bool {
+        box.with { state in
+            guard let session = state.sessions[id], session.dpopJKT == nil || session.dpopJKT == jkt else { return false }
+            state.sessions[id]!.dpopJKT = jkt
+            return true
+        }
+    }
+
     func revoke(id: UUID, at: Date, reason: RevokeReason) async throws -> Bool {
         box.with { state in
             guard let session = state.sessions[id], session.revokedAt == nil else { return false }
