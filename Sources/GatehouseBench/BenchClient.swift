@@ -22,18 +22,24 @@ public struct BenchClient: Sendable {
         public func string(_ key: String) -> String? { json?[key] as? String }
     }
 
-    public func postJSON(_ path: String, _ body: [String: String], bearer: String? = nil) async throws -> Answer {
+    public func postJSON(
+        _ path: String, _ body: [String: String], bearer: String? = nil, headers: [(String, String)] = []
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = .POST
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Content-Type", value: "application/json")
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: body)))
         return try await send(request)
     }
 
-    public func postForm(_ path: String, _ fields: [(String, String)], basic: (String, String)? = nil) async throws -> Answer {
+    public func postForm(
+        _ path: String, _ fields: [(String, String)], basic: (String, String)? = nil, headers: [(String, String)] = []
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = .POST
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         if let (id, secret) = basic {
             request.headers.add(name: "Authorization", value: "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString())
@@ -44,8 +50,11 @@ public struct BenchClient: Sendable {
         return try await send(request)
     }
 
-    public func get(_ path: String, bearer: String? = nil, cookie: String? = nil) async throws -> Answer {
+    public func get(
+        _ path: String, bearer: String? = nil, cookie: String? = nil, headers: [(String, String)] = []
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         if let cookie { request.headers.add(name: "Cookie", value: cookie) }
         return try await send(request)
@@ -59,9 +68,9 @@ public struct BenchClient: Sendable {
     /// Sends a target's call.
     public func send(_ call: Target.Call) async throws -> Answer {
         switch call.body {
-        case .json(let fields): try await postJSON(call.path, fields, bearer: call.bearer)
-        case .form(let fields): try await postForm(call.path, fields, basic: call.basic)
-        case .none: try await get(call.path, bearer: call.bearer)
+        case .json(let fields): try await postJSON(call.path, fields, bearer: call.bearer, headers: call.headers)
+        case .form(let fields): try await postForm(call.path, fields, basic: call.basic, headers: call.headers)
+        case .none: try await get(call.path, bearer: call.bearer, headers: call.headers)
         }
     }
 

@@ -106,23 +106,35 @@ public struct LoadRunner: Sendable {
         var device: BenchDevice?
         /// The `gh_session` cookie of a signed-in browser (`authorize`).
         var browserCookie: String?
+        /// The key the session is bound to (`refresh-dpop`, `me-dpop`).
+        var dpopKey: BenchDPoPKey?
     }
 
     private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
-        guard [.refresh, .introspect, .me, .device, .authorize].contains(scenario) else { return nil }
+        guard [.refresh, .introspect, .me, .device, .authorize, .refreshDPoP, .meDPoP].contains(scenario) else { return nil }
         let user = users[worker % max(1, users.count)]
+        // A DPoP scenario signs in with a proof, so the session's tokens are bound to its key.
+        let dpopKey: BenchDPoPKey? = [.refreshDPoP, .meDPoP].contains(scenario) ? BenchDPoPKey() : nil
+        func signIn() async throws -> BenchClient.Answer {
+            guard let dpopKey else { return try await client.send(target.login(user)) }
+            let call = target.login(user)
+            return try await client.send(target.withProof(call, try dpopKey.proof(method: "POST", url: client.baseURL + call.path)))
+        }
         // Set-up is not measured: a sign-in refused for load (5xx, 429; Glewlwyd's SQLite answers 500
         // when its database is busy) is retried a few times before the run gives up.
-        var login = try await client.send(target.login(user))
+        var login = try await signIn()
         for attempt in 1...5 where login.status >= 500 || login.status == 429 {
             try await Task.sleep(for: .milliseconds(100 * attempt))
-            login = try await client.send(target.login(user))
+            login = try await signIn()
+        }
+        if dpopKey != nil, login.string("token_type") != "DPoP" {
+            throw BenchError.setup("a sign-in with a DPoP proof answered token_type \(login.string("token_type") ?? "none")")
         }
         guard let access = login.string("access_token") else {
             throw BenchError.setup("sign-in for \(scenario.rawValue) answered \(login.status): \(String(buffer: login.body).prefix(200))")
         }
         let refresh = login.string("refresh_token")
-        if scenario == .refresh, refresh == nil { throw BenchError.setup("sign-in answered no refresh token") }
+        if scenario == .refresh || scenario == .refreshDPoP, refresh == nil { throw BenchError.setup("sign-in answered no refresh token") }
         var device: BenchDevice?
         if scenario == .device {
             var made = BenchDevice(worker: worker)
@@ -150,7 +162,8 @@ public struct LoadRunner: Sendable {
             }
             browserCookie = String(cookie)
         }
-        return Session(access: access, chain: refresh.map(RefreshChain.init), device: device, browserCookie: browserCookie)
+        return Session(
+            access: access, chain: refresh.map(RefreshChain.init), device: device, browserCookie: browserCookie, dpopKey: dpopKey)
     }
 
     private func worker(
@@ -200,7 +213,7 @@ public struct LoadRunner: Sendable {
                     } else {
                         try await client.send(try call(for: scenario, pick: pick, session: session))
                     }
-                if scenario == .refresh, answer.status == 200 {
+                if scenario == .refresh || scenario == .refreshDPoP, answer.status == 200 {
                     try advance(&session, with: answer)
                 }
                 let finished = ContinuousClock.now
@@ -235,6 +248,14 @@ public struct LoadRunner: Sendable {
         case .introspect: return target.introspect(session!.access)
         case .jwks: return target.jwks
         case .me: return target.me(session!.access)
+        case .refreshDPoP:
+            let call = target.refresh(session!.chain!.token)
+            return target.withProof(call, try session!.dpopKey!.proof(method: "POST", url: client.baseURL + call.path))
+        case .meDPoP:
+            let access = session!.access
+            return target.withProof(
+                target.me(access), try session!.dpopKey!.proof(method: "GET", url: client.baseURL + target.mePath, accessToken: access),
+                boundToken: access)
         case .clientCredentials: return target.clientCredentials()
         case .signup: return target.signup(email: "signup-\(UUID().uuidString.lowercased())@example.com", password: "bench password signup")
         case .social:

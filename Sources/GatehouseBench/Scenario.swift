@@ -10,12 +10,16 @@ import Foundation
 /// `prompt=none`, then the client exchanges the code with its PKCE verifier (two requests, timed together).
 /// `login-totp` is a password sign-in that answers `mfa_required`, completed with the account's current
 /// authenticator-app code (two requests, timed together; each account once, ``BenchTOTPUser``).
+/// `refresh-dpop` and `me-dpop` are `refresh` and `me` for a session bound to the virtual user's DPoP
+/// key: each request carries a fresh proof (RFC 9449), which the server verifies and records once.
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social
     case loginTOTP = "login-totp"
     case socialAccess = "social-access"
     case clientCredentials = "client-credentials"
     case authorize
+    case refreshDPoP = "refresh-dpop"
+    case meDPoP = "me-dpop"
     case mixed
 }
 

@@ -66,6 +66,8 @@ public struct Target: Sendable {
         public var body: Body
         public var bearer: String?
         public var basic: (String, String)?
+        /// Sent as they are (a DPoP proof, `Authorization: DPoP …`).
+        public var headers: [(String, String)] = []
 
         public init(path: String, body: Body, bearer: String? = nil, basic: (String, String)? = nil) {
             self.path = path
@@ -142,6 +144,17 @@ public struct Target: Sendable {
     public var jwks: Call { Call(path: jwksPath, body: .none) }
 
     public func me(_ access: String) -> Call { Call(path: mePath, body: .none, bearer: access) }
+
+    /// `call` with a DPoP proof (Gatehouse only); with `boundToken`, the token goes as `Authorization: DPoP`.
+    func withProof(_ call: Call, _ proof: String, boundToken: String? = nil) -> Call {
+        var call = call
+        call.headers.append(("DPoP", proof))
+        if let boundToken {
+            call.bearer = nil
+            call.headers.append(("Authorization", "DPoP \(boundToken)"))
+        }
+        return call
+    }
 
     public func signup(email: String, password: String) -> Call {
         switch kind {

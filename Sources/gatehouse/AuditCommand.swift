@@ -10,7 +10,7 @@ struct AuditCommand: AsyncParsableCommand {
         discussion: """
             Types: user.created, user.signed_in, user.verified, user.recovered, user.updated, password.changed, \
             session.revoked, authenticator.registered, authenticator.deregistered, code.sent, code.failed, sign_in.failed, sign_in.throttled, \
-            refresh_token.reused. \
+            refresh_token.reused, refresh_token.dpop_mismatch. \
             Events are kept for GATEHOUSE_AUDIT_RETENTION_DAYS (default 90).
             """)
 

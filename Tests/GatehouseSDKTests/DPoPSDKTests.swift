@@ -17,7 +17,7 @@ struct DPoPSDKTests {
     static let clientID = "dpop-app"
 
     @Test(
-        "SDK-DP-1: with DPoP on by default, a whole session against a live server: sign-up binds the tokens (token_type DPoP, cnf.jkt), authorizedData and authorize(_:) carry proofs, an expired token's 401 refreshes with a proof (the server's nonce answered once for a clock five minutes off) and retries, a relaunch restores the key, logout ends the session; the same access and refresh tokens without the key are refused"
+        "SDK-DPOP-1: with DPoP on by default, a whole session against a live server: sign-up binds the tokens (token_type DPoP, cnf.jkt), authorizedData and authorize(_:) carry proofs, an expired token's 401 refreshes with a proof (the server's nonce answered once for a clock five minutes off) and retries, a relaunch restores the key, logout ends the session; the same access and refresh tokens without the key are refused"
     )
     func wholeSession() async throws {
         let server = try await TestServer.startLive()
@@ -84,7 +84,7 @@ struct DPoPSDKTests {
         }
     }
 
-    @Test("SDK-DP-2: dpop: .off keeps bearer tokens; a server without DPoP in its discovery document gets no proofs")
+    @Test("SDK-DPOP-2: dpop: .off keeps bearer tokens; a server without DPoP in its discovery document gets no proofs")
     func optOut() async throws {
         let server = try await TestServer.startLive()
         try await server.createClient(id: Self.clientID, settings: ["email_verification=off"])

@@ -28,7 +28,7 @@ struct DPoPTests {
     }
 
     @Test(
-        "DP-1: a proof at sign-up binds the session to its key: token_type DPoP, cnf.jkt the key's thumbprint; /v1/me and introspection honour the binding; a refresh by the same key rotates, by another key or without a proof it is refused and audited and the token still works for its key",
+        "DPOP-1: a proof at sign-up binds the session to its key: token_type DPoP, cnf.jkt the key's thumbprint; /v1/me and introspection honour the binding; a refresh by the same key rotates, by another key or without a proof it is refused and audited and the token still works for its key; the proofs' jti records are purged after 11 minutes",
         arguments: TestDatabase.available)
     func boundSession(_ database: TestDatabase) async throws {
         guard await Self.hasPyJWT() else { return }
@@ -99,11 +99,19 @@ struct DPoPTests {
             #expect(rotated.string("token_type") == "DPoP")
             let next = try #require(rotated.string("access_token"))
             #expect((try decodeClaims(next)["cnf"] as? [String: String]) == ["jkt": signup.jkt])
+
+            // Each proof that held recorded its jti once (five: sign-up, me, the thief at me and at the
+            // token endpoint, the refresh); housekeeping drops the records once no proof could
+            // be taken again (11 minutes), long before the other counters' day.
+            server.clock.advance(by: 12 * 60)
+            let purged = try await Housekeeping(services: server.services).run()
+            #expect((purged[.dpopProofs] ?? 0) == 5, "\(purged)")
+            #expect(purged[.attemptCounters] == nil, "\(purged)")
         }
     }
 
     @Test(
-        "DP-2: refused proofs: a signature that does not hold (ES256, RS256, EdDSA), replayed jti, wrong htm, wrong htu, a forged nonce, a private key in jwk, alg none, HS256, typ JWT, two DPoP headers, a key of another type than alg; at the token endpoint 400 invalid_dpop_proof, at /v1/me 401 with WWW-Authenticate DPoP error=invalid_dpop_proof; an iat five minutes off gets use_dpop_nonce and, with that nonce, is taken; RS256 and EdDSA proofs bind"
+        "DPOP-2: refused proofs: a signature that does not hold (ES256, RS256, EdDSA), replayed jti, wrong htm, wrong htu, a forged nonce, a private key in jwk, alg none, HS256, typ JWT, two DPoP headers, a key of another type than alg; at the token endpoint 400 invalid_dpop_proof, at /v1/me 401 with WWW-Authenticate DPoP error=invalid_dpop_proof; an iat five minutes off gets use_dpop_nonce and, with that nonce, is taken; RS256 and EdDSA proofs bind"
     )
     func refusedProofs() async throws {
         guard await Self.hasPyJWT() else { return }
@@ -216,7 +224,7 @@ struct DPoPTests {
     }
 
     @Test(
-        "DP-3: per client: dpop=required refuses a sign-in without a proof, dpop=off ignores one (bearer tokens); a public client's bearer session is bound by its first refresh with a proof; client credentials bind too, and the admin API refuses the bound token as a bearer token and takes it with its proof; with --dpop-nonces a proof without the nonce gets use_dpop_nonce and DPoP-Nonce, and the retry with it succeeds"
+        "DPOP-3: per client: dpop=required refuses a sign-in without a proof, dpop=off ignores one (bearer tokens); a public client's bearer session is bound by its first refresh with a proof; client credentials bind too, and the admin API refuses the bound token as a bearer token and takes it with its proof; with --dpop-nonces a proof without the nonce gets use_dpop_nonce and DPoP-Nonce, and the retry with it succeeds"
     )
     func policies() async throws {
         guard await Self.hasPyJWT() else { return }
@@ -299,7 +307,7 @@ struct DPoPTests {
         }
     }
 
-    @Test("DP-4: a proof used on one node is refused on the other: the jti record is shared through PostgreSQL")
+    @Test("DPOP-4: a proof used on one node is refused on the other: the jti record is shared through PostgreSQL")
     func replayAcrossNodes() async throws {
         guard TestDatabase.available.contains(.postgres) else { return }
         guard await Self.hasPyJWT() else { return }

@@ -12,6 +12,8 @@ public struct TokenResponse: Codable, Hashable, Sendable {
     public var isNew: Bool?
     /// The recovery codes of a factor enrolled during this sign-in (the user's first), shown once.
     public var recoveryCodes: [String]?
+    /// RFC 8693 §2.2.1: what a token exchange issued (`urn:ietf:params:oauth:token-type:access_token`).
+    public var issuedTokenType: String?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", expiresIn: Int, refreshToken: String?, scope: String?,
@@ -37,6 +39,7 @@ public struct TokenResponse: Codable, Hashable, Sendable {
         case refreshToken = "refresh_token"
         case idToken = "id_token"
         case isNew = "is_new"
+        case issuedTokenType = "issued_token_type"
     }
 }
 
@@ -132,11 +135,13 @@ public struct IntrospectionResponse: Codable, Hashable, Sendable {
     public var tokenType: String?
     /// RFC 9449 §6.2: the thumbprint of the key a DPoP-bound token is bound to (`{"jkt": …}`).
     public var cnf: Confirmation?
+    /// RFC 8693 §4.1: the client acting as the subject, for an impersonation token.
+    public var act: [String: String]?
 
     public init(active: Bool) { self.active = active }
 
     private enum CodingKeys: String, CodingKey {
-        case active, scope, sub, exp, iat, iss, aud, jti, sid, cnf
+        case active, scope, sub, exp, iat, iss, aud, jti, sid, cnf, act
         case clientId = "client_id"
         case tokenType = "token_type"
     }
@@ -159,6 +164,7 @@ public struct IntrospectionResponse: Codable, Hashable, Sendable {
         try c.encodeIfPresent(sid, forKey: .sid)
         try c.encodeIfPresent(tokenType, forKey: .tokenType)
         try c.encodeIfPresent(cnf, forKey: .cnf)
+        try c.encodeIfPresent(act, forKey: .act)
     }
 }
 

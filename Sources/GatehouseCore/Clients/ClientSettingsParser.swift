@@ -11,7 +11,7 @@ public enum ClientSettingsParser {
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
         "frontchannel_logout_uri",
         "jwks", "jwks_uri", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
-        "dpop",
+        "dpop", "token_exchange",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -111,6 +111,9 @@ public enum ClientSettingsParser {
         case "dpop":
             guard let mode = ClientSettings.DPoPMode(rawValue: value) else { throw bad(key, "off, allowed or required") }
             s.dpop = mode
+        case "token_exchange":
+            guard value == "on" || value == "off" || value == "impersonation" else { throw bad(key, "off, on or impersonation") }
+            s.tokenExchange = ClientSettings.TokenExchangeMode(rawValue: value) ?? .off
         case "post_logout_redirect_uris":
             let uris = list()
             for uri in uris {

@@ -58,6 +58,8 @@ public struct AuditEvent: Sendable, Hashable {
     public static let refreshTokenReused = "refresh_token.reused"
     /// A DPoP-bound refresh token presented without a proof by its key (RFC 9449 §5): copied off the device.
     public static let refreshTokenKeyMismatch = "refresh_token.dpop_mismatch"
+    /// A user's access token exchanged for a downstream service's (RFC 8693).
+    public static let tokenExchanged = "token.exchanged"
     public static let codeSent = "code.sent"
     public static let codeFailed = "code.failed"
     public static let authenticatorRegistered = "authenticator.registered"

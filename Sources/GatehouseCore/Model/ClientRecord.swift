@@ -56,6 +56,12 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case off, allowed, required
     }
 
+    /// RFC 8693 token exchange: `on` lets a confidential client trade a user's access token for one
+    /// for a downstream service; `impersonation` also lets it get a token acting as any user (`act`).
+    public enum TokenExchangeMode: String, Sendable, Hashable, Codable {
+        case off, on, impersonation
+    }
+
     public enum EmailVerification: String, Sendable, Hashable, Codable {
         case required, off
     }
@@ -136,6 +142,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// `sub`); set from the redirect URIs when pairwise subjects are turned on without one.
     public var sectorIdentifier: String?
     public var dpop: DPoPMode = .allowed
+    public var tokenExchange: TokenExchangeMode = .off
 
     public init() {}
 
@@ -175,6 +182,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case subjectType = "subject_type"
         case sectorIdentifier = "sector_identifier"
         case dpop
+        case tokenExchange = "token_exchange"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -216,6 +224,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         subjectType = try c.decodeIfPresent(SubjectType.self, forKey: .subjectType) ?? .public
         sectorIdentifier = try c.decodeIfPresent(String.self, forKey: .sectorIdentifier)
         dpop = try c.decodeIfPresent(DPoPMode.self, forKey: .dpop) ?? .allowed
+        tokenExchange = try c.decodeIfPresent(TokenExchangeMode.self, forKey: .tokenExchange) ?? .off
     }
 
     private struct DefaultValues {

@@ -52,7 +52,9 @@ public struct OAuthFlows: Sendable {
             answer.cnf = session.dpopJKT.map(Confirmation.init(jkt:))
             return answer
         }
-        guard let claims = try? await services.tokens.verify(token) else { return IntrospectionResponse(active: false) }
+        guard let claims = try? await services.tokens.verify(token, forThisServer: false) else {
+            return IntrospectionResponse(active: false)
+        }
         if !claims.sid.isEmpty {
             guard let sessionID = UUID(uuidString: claims.sid),
                 let session = try await services.persistence.read({ try await $0.sessions.find(id: sessionID) }),
@@ -71,6 +73,7 @@ public struct OAuthFlows: Sendable {
         answer.sid = claims.sid.isEmpty ? nil : claims.sid
         answer.tokenType = claims.cnf == nil ? "Bearer" : "DPoP"
         answer.cnf = claims.cnf
+        answer.act = claims.act
         return answer
     }
 

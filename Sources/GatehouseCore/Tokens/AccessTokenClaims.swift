@@ -24,6 +24,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// The DPoP key the token is bound to (RFC 9449 §6.1): a resource server takes it only with a proof
     /// by that key.
     public var cnf: Confirmation?
+    /// RFC 8693 §4.1: who acts as the subject (an impersonating client, `{"sub": client_id}`).
+    public var act: [String: String]?
     /// Claims a token-issue hook added. Written, never read back: a resource server reads them from
     /// the JWT itself, and Gatehouse's own checks use only the registered claims.
     public var extra: [String: JSONValue] = [:]
@@ -54,7 +56,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     private enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, jti, scope, sid, amr, acr, cnf
+        case iss, sub, aud, exp, iat, jti, scope, sid, amr, acr, cnf, act
         case clientID = "client_id"
         case authTime = "auth_time"
     }
@@ -77,6 +79,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         acr = try c.decodeIfPresent(String.self, forKey: .acr)
         authTime = try c.decodeIfPresent(Int.self, forKey: .authTime)
         cnf = try c.decodeIfPresent(Confirmation.self, forKey: .cnf)
+        act = try c.decodeIfPresent([String: String].self, forKey: .act)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -94,6 +97,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         try c.encodeIfPresent(acr, forKey: .acr)
         try c.encodeIfPresent(authTime, forKey: .authTime)
         try c.encodeIfPresent(cnf, forKey: .cnf)
+        try c.encodeIfPresent(act, forKey: .act)
         if !extra.isEmpty {
             var more = encoder.container(keyedBy: ClaimName.self)
             for (name, value) in extra where !Self.reservedNames.contains(name) {

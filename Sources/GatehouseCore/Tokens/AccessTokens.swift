@@ -24,15 +24,19 @@ public struct AccessTokens: Sendable {
     /// `resources`: the resource servers the token is also for (the client's `audiences`, or the one
     /// a token request named); the issuer is always the first audience.
     /// `dpopKey`: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if it is.
+    /// `actor`: the client acting as the subject (`act`, RFC 8693). `includeIssuer: false` leaves
+    /// Gatehouse's own API out of the audience (an exchanged token is for its downstream service alone).
     /// `authTime`: when the user signed in, for a user's token (its `acr` follows from `amr`); nil for a
     /// client's own.
     public func issue(
         subject: String, sessionID: String, clientID: String, scope: String, amr: [String], ttl: Int, resources: [String] = [],
-        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:], algorithm: SigningAlgorithm = .es256, dpopKey: String? = nil
+        authTime: Date? = nil, extraClaims: [String: JSONValue] = [:], algorithm: SigningAlgorithm = .es256, dpopKey: String? = nil,
+        actor: String? = nil, includeIssuer: Bool = true
     ) async throws -> String {
         let now = Int(clock.now().timeIntervalSince1970)
+        let others = resources.filter { $0 != audience }
         var claims = AccessTokenClaims(
-            iss: issuer, sub: subject, aud: Audience([audience] + resources.filter { $0 != audience }), exp: now + ttl, iat: now,
+            iss: issuer, sub: subject, aud: Audience(includeIssuer ? [audience] + others : others), exp: now + ttl, iat: now,
             jti: UUID().uuidString.lowercased(),
             clientID: clientID, scope: scope, sid: sessionID, amr: amr)
         if let authTime {
@@ -41,6 +45,7 @@ public struct AccessTokens: Sendable {
         }
         claims.extra = extraClaims
         claims.cnf = dpopKey.map(Confirmation.init(jkt:))
+        claims.act = actor.map { ["sub": $0] }
         return try sign(claims, typ: "at+jwt", algorithm: algorithm)
     }
 
@@ -82,8 +87,9 @@ public struct AccessTokens: Sendable {
     }()
 
     /// Signature, algorithm, kid, issuer, audience and lifetime; throws 401 `invalid_token` otherwise.
-    /// Whether the session is still live is the caller's second check.
-    public func verify(_ token: String) async throws -> AccessTokenClaims {
+    /// Whether the session is still live is the caller's second check. `forThisServer: false` (for
+    /// introspection, which answers for resource servers) takes a token for any audience.
+    public func verify(_ token: String, forThisServer: Bool = true) async throws -> AccessTokenClaims {
         guard token.utf8.count <= 8192 else { throw GatehouseError.unauthorized("The access token is malformed.") }
         let cacheKey = VerifiedTokenCache.key(for: token)
         let claims: AccessTokenClaims
@@ -95,7 +101,7 @@ public struct AccessTokens: Sendable {
             claims = checked
         }
         let now = Int(clock.now().timeIntervalSince1970)
-        guard claims.iss == issuer, claims.aud.contains(audience) else {
+        guard claims.iss == issuer, !forThisServer || claims.aud.contains(audience) else {
             throw GatehouseError.unauthorized("The access token was not issued for this server.")
         }
         guard claims.exp > now else { throw GatehouseError.unauthorized("The access token has expired.") }

@@ -46,7 +46,9 @@ struct DiscoveryRoutes: Sendable {
             // The logout page frames each signed-in client's `frontchannel_logout_uri`, with iss and sid.
             "frontchannel_logout_supported": true,
             "frontchannel_logout_session_supported": true,
-            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "grant_types_supported": [
+                "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
+            ],
             // Pairwise per client (`subject_type=pairwise`), by sector.
             "subject_types_supported": ["public", "pairwise"],
             // RS256 first: OIDC Core §15.1 makes it mandatory, and it is the default of every client.

@@ -11,10 +11,12 @@ struct OAuthRoutes: Sendable {
     let oauthFlows: OAuthFlows
     let codeExchange: CodeExchange
     let pushedRequests: PushedRequests
+    let tokenExchange: TokenExchange
 
     init(services: CoreServices) {
         self.codeExchange = CodeExchange(services: services)
         self.pushedRequests = PushedRequests(services: services)
+        self.tokenExchange = TokenExchange(services: services)
         self.clients = services.clients
         self.refreshFlow = RefreshFlow(services: services)
         self.oauthFlows = OAuthFlows(services: services)
@@ -50,6 +52,15 @@ struct OAuthRoutes: Sendable {
                 try await oauthFlows.clientCredentials(
                     client: client, scope: form["scope"], resource: form["resource"], meta: context.meta),
                 noStore: true)
+        case TokenExchange.grantType:
+            let credentials = try Self.credentials(request, form)
+            let client = try await clients.authenticate(clientID: credentials.id, secret: credentials.secret)
+            guard let subject = form["subject_token"], !subject.isEmpty, let subjectType = form["subject_token_type"], !subjectType.isEmpty
+            else { throw GatehouseError.badRequest("subject_token and subject_token_type are required.") }
+            let exchange = TokenExchange.Request(
+                subjectToken: subject, subjectTokenType: subjectType, audience: form["audience"] ?? form["resource"], scope: form["scope"],
+                requestedTokenType: form["requested_token_type"])
+            return try Responses.json(try await tokenExchange.exchange(exchange, client: client, meta: context.meta), noStore: true)
         default:
             throw GatehouseError.unsupportedGrantType("grant_type \(grantType) is not supported.")
         }

@@ -37,6 +37,11 @@ struct InMemoryHousekeepingStore: HousekeepingStore {
             }
             switch kind {
             case .attemptCounters: return drop(&s.attempts) { $0.windowStart < before }
+            case .dpopProofs:
+                let keys = s.attempts.filter { $0.key.hasPrefix(DPoPVerifier.replayKeyPrefix) && $0.value.windowStart < before }.keys
+                    .prefix(limit)
+                for key in keys { s.attempts[key] = nil }
+                return keys.count
             case .oneTimeCodes: return drop(&s.codes) { $0.expiresAt < before }
             case .flows: return drop(&s.flows) { $0.expiresAt < before }
             case .refreshTokens: return drop(&s.refreshTokens) { $0.expiresAt < before }

@@ -22,7 +22,9 @@ public struct DPoPVerifier: Sendable {
     static let skew = 60
     /// A proof's `jti` is remembered longer than it can be accepted (with a nonce: two buckets), so a
     /// replay inside the window always finds it.
-    static let remembered: TimeInterval = 660
+    public static let remembered: TimeInterval = 660
+    /// The attempt counters that record a proof's `jti`; housekeeping drops them once `remembered` passed.
+    public static let replayKeyPrefix = "dpop_jti:"
     /// Nonces change every five minutes; the previous one is still taken.
     static let nonceBucket = 300
 
@@ -60,7 +62,7 @@ public struct DPoPVerifier: Sendable {
             }
         }
         // Scoped by key: a client cannot burn another's jti, and the record says nothing about who.
-        let key = "dpop_jti:" + Secrets.sha256Hex(proof.thumbprint + "." + proof.jti)
+        let key = Self.replayKeyPrefix + Secrets.sha256Hex(proof.thumbprint + "." + proof.jti)
         let at = clock.now()
         let first = try await persistence.transaction {
             try await $0.attempts.recordFailure(key: key, now: at, window: Self.remembered)
