@@ -84,6 +84,35 @@ struct DPoPSDKTests {
         }
     }
 
+    @Test(
+        "SDK-DPOP-3: a new client on a store that holds a bound session signs in at once (its proof made before the store is read) and keeps the key the server bound the new session to; signing out forgets the key, so the next sign-in has another"
+    )
+    func keyPerSession() async throws {
+        let server = try await TestServer.startLive()
+        try await server.createClient(id: Self.clientID, settings: ["email_verification=off"])
+        try await withLiveServer(server) { base in
+            let store = InMemorySessionStore()
+            let password = "correct horse battery"
+            let first = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: store))
+            _ = try await first.signUp(email: "race@example.com", password: password)
+            let old = try #require(try await store.load()?.dpopKey)
+
+            let second = AuthClient(configuration: .init(baseURL: base, clientID: Self.clientID, store: store))
+            try await second.signIn(email: "race@example.com", password: password)
+            let signedIn = try #require(try await store.load())
+            let key = try #require(signedIn.dpopKey)
+            #expect(key != old)
+            try await second.refreshSession()
+            #expect(try await second.authorizedData(for: meRequest(base)).1.statusCode == 200)
+
+            try await second.signOut()
+            try await second.signIn(email: "race@example.com", password: password)
+            let again = try #require(try await store.load()?.dpopKey)
+            #expect(again != key)
+            try await second.refreshSession()
+        }
+    }
+
     @Test("SDK-DPOP-2: dpop: .off keeps bearer tokens; a server without DPoP in its discovery document gets no proofs")
     func optOut() async throws {
         let server = try await TestServer.startLive()

@@ -145,6 +145,8 @@ struct DPoPTests {
                     "EdDSA signature over other claims",
                     .init(key: Self.keyFile("ed"), alg: "EdDSA", htm: "POST", htu: token, iat: now, tamper: true)
                 ),
+                ("iat Int.min", .init(key: ec, htm: "POST", htu: token, iat: Int.min)),
+                ("iat Int.max", .init(key: ec, htm: "POST", htu: token, iat: Int.max)),
                 ("Ed25519 key under ES256", .init(key: Self.keyFile("ed"), htm: "POST", htu: token, iat: now, kind: "ed25519")),
             ]
             let proofs = try await IndependentDPoP.proofs(cases.map(\.1))

@@ -84,6 +84,43 @@ struct TokenExchangeTests {
     }
 
     @Test(
+        "TX-3: a DPoP-bound subject token is exchanged only with the service's own proof, and the new token is bound to the service's key, never a bearer token"
+    )
+    func boundSubject() async throws {
+        guard await IndependentDPoP.isAvailable() else {
+            print("skipped: pip install pyjwt cryptography to run TX-3 with independently made proofs")
+            return
+        }
+        let server = try await TestServer.startOpen(.sqlite)
+        let orders = try await server.createClient(
+            id: "orders", kind: .confidential, settings: ["audiences=\(Self.billing)", "token_exchange=on"])
+        let base = "http://127.0.0.1:8080"
+        let now = Int(server.clock.now().timeIntervalSince1970)
+        let device = FileManager.default.temporaryDirectory.appendingPathComponent("gh-tx-device-\(UUID()).pem").path
+        let service = FileManager.default.temporaryDirectory.appendingPathComponent("gh-tx-service-\(UUID()).pem").path
+        try await server.withRouter { client in
+            let signup = try await IndependentDPoP.proof(.init(key: device, htm: "POST", htu: base + "/v1/signup", iat: now))
+            let answer = try await client.json(
+                .post, "/v1/signup",
+                ["client_id": TestServer.openClient, "email": "bound-tx@example.com", "password": "correct horse battery"],
+                headers: [DPoP.proof: signup.proof])
+            let bound = try #require(answer.string("access_token"))
+            let fields = [
+                "grant_type": Self.grant, "subject_token": bound, "subject_token_type": Self.accessType, "audience": Self.billing,
+            ]
+            let bare = try await DPoPTests.token(client, fields, proof: nil, basic: ("orders", orders.secret ?? ""))
+            #expect(bare.status == .badRequest)
+            #expect(bare.string("error") == "invalid_dpop_proof", "\(bare.text)")
+            let proof = try await IndependentDPoP.proof(.init(key: service, htm: "POST", htu: base + "/oauth/token", iat: now))
+            let exchanged = try await DPoPTests.token(client, fields, proof: proof.proof, basic: ("orders", orders.secret ?? ""))
+            #expect(exchanged.status == .ok, "\(exchanged.text)")
+            #expect(exchanged.string("token_type") == "DPoP")
+            let claims = try decodeClaims(try #require(exchanged.string("access_token")))
+            #expect((claims["cnf"] as? [String: String]) == ["jkt": proof.jkt])
+        }
+    }
+
+    @Test(
         "TX-2: impersonation: a client with token_exchange=impersonation gets a five-minute token for a user by id, with act naming it, for its downstream service alone, audited as admin.user.impersonated; a client allowed only delegation, an unknown user and a malformed id are refused"
     )
     func impersonation() async throws {

@@ -94,14 +94,18 @@ struct APIClient: Sendable {
     }
 
     /// Reads `dpop_signing_alg_values_supported` from the server's discovery document, once: DPoP is on
-    /// when it lists ES256. A network failure leaves it unknown, to ask again on the next request.
+    /// when it lists ES256, off when the document does not or there is none (404). A network failure
+    /// or another status (a 502 during a deploy) leaves it unknown, to ask again on the next request.
     private func discoverDPoP() async {
         var request = URLRequest(url: baseURL.appendingPathComponent(".well-known/openid-configuration"))
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         guard let (data, response) = try? await transport.send(request) else { return }
-        let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        let algorithms = document?["dpop_signing_alg_values_supported"] as? [String] ?? []
-        dpop.setAdvertised((200..<300).contains(response.statusCode) && algorithms.contains("ES256"))
+        if response.statusCode == 404 || response.statusCode == 410 { return dpop.setAdvertised(false) }
+        guard (200..<300).contains(response.statusCode),
+            let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        else { return }
+        let algorithms = document["dpop_signing_alg_values_supported"] as? [String] ?? []
+        dpop.setAdvertised(algorithms.contains("ES256"))
     }
 
     func perform(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {

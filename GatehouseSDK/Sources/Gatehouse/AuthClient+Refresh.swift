@@ -64,6 +64,8 @@ extension AuthClient {
                 return stored
             }
             base = stored
+            // Its tokens may be bound to a key that process made: refresh with that one.
+            http.dpop.adopt(stored.dpopKey, bound: stored.tokenType == "DPoP")
         }
         let request = http.form(
             http.request("POST", "/oauth/token"),
@@ -88,7 +90,7 @@ extension AuthClient {
                 accessToken: tokens.accessToken, refreshToken: refreshToken,
                 accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)),
                 user: latest.user, scope: tokens.scope ?? base.scope, idToken: tokens.idToken ?? base.idToken,
-                tokenType: tokens.tokenType, dpopKey: tokens.isDPoP ? http.dpop.storedKey : nil)
+                tokenType: tokens.tokenType, dpopKey: tokens.isDPoP ? http.dpop.issuingKey : nil)
             // In memory first: once the server rotated, only the new refresh token is good.
             commit(renewed)
             if persisted { try await configuration.store.save(renewed) }

@@ -182,7 +182,7 @@ public actor AuthClient {
             accessToken: tokens.accessToken, refreshToken: refreshToken,
             accessTokenExpiresAt: configuration.clock.now.addingTimeInterval(TimeInterval(tokens.expiresIn)), user: user,
             scope: tokens.scope, idToken: tokens.idToken, tokenType: tokens.tokenType,
-            dpopKey: tokens.isDPoP ? http.dpop.storedKey : nil)
+            dpopKey: tokens.isDPoP ? http.dpop.issuingKey : nil)
         let previous = storedSession
         do {
             // Kept first, used after: a session the store refused is neither used nor left open.
@@ -244,6 +244,7 @@ public actor AuthClient {
     /// Forgets the session locally and tells why.
     func end(_ reason: SignOutReason) async {
         commit(nil, state: .signedOut)
+        http.dpop.forget()
         try? await configuration.store.clear()
         await emit(.signedOut(reason))
     }

@@ -45,7 +45,7 @@ public struct TokenExchange: Sendable {
         guard let audience = request.audience, !audience.isEmpty else {
             throw GatehouseError.invalidTarget("Name the service the token is for in audience (one of this client's audiences).")
         }
-        guard client.settings.audiences.contains(audience) else {
+        guard client.settings.audiences.contains(audience), audience != services.tokens.issuer else {
             throw GatehouseError.invalidTarget("The audience \(audience.prefix(256)) is not one of this client's audiences.")
         }
         switch request.subjectTokenType {
@@ -68,8 +68,14 @@ public struct TokenExchange: Sendable {
         else { throw GatehouseError.invalidGrant("The subject_token's session has ended.") }
         let held = Set(claims.scope.split(separator: " ").map(String.init))
         let scopes = try Self.narrowed(request.scope, held: held, allowed: Set(client.scopes))
-        let ttl = min(services.issuer.accessTTL(client), max(30, claims.exp - Int(now.timeIntervalSince1970)))
+        // Never longer than the subject token (which is live, so at least a second is left).
+        let ttl = min(services.issuer.accessTTL(client), claims.exp - Int(now.timeIntervalSince1970))
         let dpopKey = try DPoPBinding.key(for: client, meta: meta)
+        // A bound token is not turned into a bearer one: the service binds the new token to its own key.
+        if claims.cnf != nil, dpopKey == nil {
+            throw GatehouseError.invalidDPoPProof(
+                "The subject_token is DPoP-bound: send a DPoP proof, and the new token is bound to its key.")
+        }
         let token = try await services.tokens.issue(
             subject: services.tokens.subjects.subject(of: session.userID, for: client), sessionID: claims.sid, clientID: client.id,
             scope: scopes.joined(separator: " "), amr: claims.amr, ttl: ttl, resources: [audience],

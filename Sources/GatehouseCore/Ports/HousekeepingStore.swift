@@ -3,8 +3,7 @@ import Foundation
 public enum ExpiredRows: String, Sendable, CaseIterable {
     /// Counters whose window ended.
     case attemptCounters = "attempt_counters"
-    /// DPoP proof ids (`DPoPVerifier.replayKeyPrefix` counters) past the time their proof could be
-    /// accepted: one a request, so they go within minutes, not after the counters' day.
+    /// DPoP proof records past the time their proof could be accepted.
     case dpopProofs = "dpop_proofs"
     /// Codes and links past their lifetime.
     case oneTimeCodes = "one_time_codes"

@@ -10,6 +10,7 @@ public protocol Stores: Sendable {
     var refreshTokens: any RefreshTokenStore { get }
     var signingKeys: any SigningKeyStore { get }
     var attempts: any AttemptStore { get }
+    var proofs: any ProofReplayStore { get }
     var codes: any OneTimeCodeStore { get }
     var outbox: any OutboxStore { get }
     var agreements: any AgreementStore { get }

@@ -378,8 +378,15 @@ enum Migrations {
                 )
                 """,
             ]),
-        // DPoP (RFC 9449): the key a session's refresh tokens are bound to. Added, never changed: an
-        // older node writes NULL, an unbound session, and refreshes it as before.
-        Migration(version: 16, name: "dpop binding", statements: ["ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT"]),
+        // DPoP (RFC 9449): the key a session's refresh tokens are bound to, and the once-only record of
+        // each proof (kept until no proof could be taken again, then purged by expiry). Added, never
+        // changed: an older node writes NULL, an unbound session, and refreshes it as before.
+        Migration(
+            version: 16, name: "dpop binding",
+            statements: [
+                "ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT",
+                "CREATE TABLE dpop_proofs (proof_key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
+                "CREATE INDEX dpop_proofs_expiry ON dpop_proofs (expires_at)",
+            ]),
     ]
 }

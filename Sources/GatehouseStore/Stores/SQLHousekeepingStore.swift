@@ -14,14 +14,8 @@ struct SQLHousekeepingStore: HousekeepingStore {
             query =
                 "DELETE FROM attempt_counters WHERE counter_key IN (SELECT counter_key FROM attempt_counters WHERE window_start < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .dpopProofs:
-            // A range on the primary key: the prefix's keys only, through its index on both databases.
-            let (low, high) = (DPoPVerifier.replayKeyPrefix, String(DPoPVerifier.replayKeyPrefix.dropLast()) + ";")
-            query = """
-                DELETE FROM attempt_counters WHERE counter_key IN (
-                    SELECT counter_key FROM attempt_counters
-                    WHERE counter_key >= \(bind: low) AND counter_key < \(bind: high) AND window_start < \(bind: cutoff)
-                    LIMIT \(unsafeRaw: String(limit))) RETURNING 1
-                """
+            query =
+                "DELETE FROM dpop_proofs WHERE proof_key IN (SELECT proof_key FROM dpop_proofs WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .oneTimeCodes:
             query =
                 "DELETE FROM one_time_codes WHERE id IN (SELECT id FROM one_time_codes WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"

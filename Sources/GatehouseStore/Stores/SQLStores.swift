@@ -14,6 +14,7 @@ struct SQLStores: Stores {
     var refreshTokens: any RefreshTokenStore { SQLRefreshTokenStore(db: db) }
     var signingKeys: any SigningKeyStore { SQLSigningKeyStore(db: db) }
     var attempts: any AttemptStore { SQLAttemptStore(db: db) }
+    var proofs: any ProofReplayStore { SQLProofReplayStore(db: db) }
     var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
     var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
     var audit: any AuditStore { SQLAuditStore(db: db) }

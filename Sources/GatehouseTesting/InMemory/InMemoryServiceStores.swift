@@ -219,3 +219,15 @@ struct InMemoryConsentStore: ConsentStore {
         box.with { $0.consents.removeValue(forKey: userID.uuidString + "/" + clientID) != nil }
     }
 }
+
+struct InMemoryProofReplayStore: ProofReplayStore {
+    let box: StateBox
+
+    func claim(key: String, until: Date) async throws -> Bool {
+        box.with { state in
+            guard state.proofs[key] == nil else { return false }
+            state.proofs[key] = until
+            return true
+        }
+    }
+}

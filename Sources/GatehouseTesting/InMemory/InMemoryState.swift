@@ -47,6 +47,8 @@ struct InMemoryState: Sendable {
     var refreshTokens: [String: RefreshTokenRecord] = [:]
     var signingKeys: [String: SigningKeyRecord] = [:]
     var attempts: [String: AttemptCount] = [:]
+    /// DPoP proof keys and when they may be forgotten.
+    var proofs: [String: Date] = [:]
     var codes: [UUID: OneTimeCodeRecord] = [:]
     var outbox: [UUID: OutboxMessage] = [:]
     var audit: [AuditEvent] = []

@@ -13,6 +13,7 @@ struct InMemoryStores: Stores {
     var refreshTokens: any RefreshTokenStore { InMemoryRefreshTokenStore(box: box) }
     var signingKeys: any SigningKeyStore { InMemorySigningKeyStore(box: box) }
     var attempts: any AttemptStore { InMemoryAttemptStore(box: box) }
+    var proofs: any ProofReplayStore { InMemoryProofReplayStore(box: box) }
     var codes: any OneTimeCodeStore { InMemoryOneTimeCodeStore(box: box) }
     var outbox: any OutboxStore { InMemoryOutboxStore(box: box) }
     var audit: any AuditStore { InMemoryAuditStore(box: box) }
@@ -37,11 +38,7 @@ struct InMemoryHousekeepingStore: HousekeepingStore {
             }
             switch kind {
             case .attemptCounters: return drop(&s.attempts) { $0.windowStart < before }
-            case .dpopProofs:
-                let keys = s.attempts.filter { $0.key.hasPrefix(DPoPVerifier.replayKeyPrefix) && $0.value.windowStart < before }.keys
-                    .prefix(limit)
-                for key in keys { s.attempts[key] = nil }
-                return keys.count
+            case .dpopProofs: return drop(&s.proofs) { $0 < before }
             case .oneTimeCodes: return drop(&s.codes) { $0.expiresAt < before }
             case .flows: return drop(&s.flows) { $0.expiresAt < before }
             case .refreshTokens: return drop(&s.refreshTokens) { $0.expiresAt < before }

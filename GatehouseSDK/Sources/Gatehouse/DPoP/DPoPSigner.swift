@@ -22,6 +22,9 @@ final class DPoPSigner: @unchecked Sendable {
     private var record: StoredDPoPKey?
     /// The session's tokens are bound to `key`: requests that carry them say `DPoP`.
     private var bound = false
+    /// The key of the last proof sent without an access token (a sign-in or a refresh): what the
+    /// tokens that request gets are bound to, whatever a store read in the meantime adopted.
+    private var issuing: StoredDPoPKey?
     private var nonces: [String: String] = [:]
 
     private let clock: any AuthClock
@@ -37,10 +40,21 @@ final class DPoPSigner: @unchecked Sendable {
 
     func setAdvertised(_ value: Bool) { lock.withLock { advertised = value } }
 
-    private var isOn: Bool { lock.withLock { enabled && advertised == true } }
+    /// A bound session always signs: it cannot work without proofs, whatever discovery said since.
+    private var isOn: Bool { lock.withLock { enabled && (advertised == true || bound) } }
 
-    /// The key to keep with a session that a sign-in or refresh just started, if it used one.
-    var storedKey: StoredDPoPKey? { lock.withLock { record } }
+    /// The key to keep with the tokens a sign-in or refresh just got: the key its proof was signed by.
+    var issuingKey: StoredDPoPKey? { lock.withLock { issuing ?? record } }
+
+    /// Signed out: the next sign-in makes a new key, so two accounts on one device share none.
+    func forget() {
+        lock.withLock {
+            key = nil
+            record = nil
+            issuing = nil
+            bound = false
+        }
+    }
 
     /// The session now held: its key and whether its tokens are bound. No session keeps the key there
     /// is: a sign-in may be on its way with a proof by it (the store is read after the request went
@@ -73,7 +87,9 @@ final class DPoPSigner: @unchecked Sendable {
         } else if method != "POST" {
             return request
         }
-        request.setValue(try await proof(method: method, url: url, accessToken: accessToken), forHTTPHeaderField: "DPoP")
+        let (proof, used) = try await self.proof(method: method, url: url, accessToken: accessToken)
+        if accessToken == nil { lock.withLock { issuing = used } }
+        request.setValue(proof, forHTTPHeaderField: "DPoP")
         return request
     }
 
@@ -87,13 +103,14 @@ final class DPoPSigner: @unchecked Sendable {
         return String(decoding: data.prefix(2048), as: UTF8.self).contains("use_dpop_nonce")
     }
 
-    private func proof(method: String, url: URL, accessToken: String?) async throws -> String {
-        let (signer, origin) = try lock.withLock { () throws -> (any DeviceKey, String) in
-            if let key { return (key, Self.origin(url)) }
+    private func proof(method: String, url: URL, accessToken: String?) async throws -> (String, StoredDPoPKey) {
+        let (signer, used, origin) = try lock.withLock { () throws -> (any DeviceKey, StoredDPoPKey, String) in
+            if let key, let record { return (key, record, Self.origin(url)) }
             let made = try provider.makeKey()
+            let stored = StoredDPoPKey(kind: made is SoftwareDeviceKey ? .software : .platform, data: made.stored)
             key = made
-            record = StoredDPoPKey(kind: made is SoftwareDeviceKey ? .software : .platform, data: made.stored)
-            return (made, Self.origin(url))
+            record = stored
+            return (made, stored, Self.origin(url))
         }
         let point = signer.publicKey.x963Representation.dropFirst()
         let header = Header(jwk: JWK(x: PKCE.base64URL(Data(point.prefix(32))), y: PKCE.base64URL(Data(point.suffix(32)))))
@@ -109,7 +126,7 @@ final class DPoPSigner: @unchecked Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let input = PKCE.base64URL(try encoder.encode(header)) + "." + PKCE.base64URL(try encoder.encode(claims))
         let signature = try await signer.sign(Data(input.utf8), reason: "")
-        return input + "." + PKCE.base64URL(signature)
+        return (input + "." + PKCE.base64URL(signature), used)
     }
 
     /// Scheme, host and port: nonces are per server.

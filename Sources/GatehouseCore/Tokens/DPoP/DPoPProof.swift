@@ -46,6 +46,8 @@ public struct DPoPProof: Sendable {
 
         guard !claims.jti.isEmpty, claims.jti.utf8.count <= 256 else { throw invalid("The DPoP proof needs a jti of 1 to 256 characters.") }
         guard claims.htu.utf8.count <= 2048 else { throw invalid("The DPoP proof's htu is too long.") }
+        // The time is compared by subtraction: a value near Int.min or Int.max would overflow it.
+        guard (0...(1 << 40)).contains(claims.iat) else { throw invalid("The DPoP proof's iat is not a time.") }
         self.thumbprint = key.thumbprint
         self.jti = claims.jti
         self.htm = claims.htm

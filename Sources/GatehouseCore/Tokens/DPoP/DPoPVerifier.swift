@@ -3,7 +3,7 @@ import Foundation
 
 /// Checks a DPoP proof against the request it came with (RFC 9449 §4.3): the method and URL it names,
 /// its age, the access token it is for, the server's nonce when nonces are on, and that its `jti` was
-/// never seen before by any node (the attempt counters are the shared once-only record).
+/// never seen before by any node (`dpop_proofs`, the shared once-only record).
 ///
 /// A proof whose `iat` is off by more than a minute (a device whose clock is wrong, or a proof made
 /// ahead of time) gets `use_dpop_nonce` with a nonce rather than a refusal: a proof carrying a current
@@ -22,9 +22,7 @@ public struct DPoPVerifier: Sendable {
     static let skew = 60
     /// A proof's `jti` is remembered longer than it can be accepted (with a nonce: two buckets), so a
     /// replay inside the window always finds it.
-    public static let remembered: TimeInterval = 660
-    /// The attempt counters that record a proof's `jti`; housekeeping drops them once `remembered` passed.
-    public static let replayKeyPrefix = "dpop_jti:"
+    static let remembered: TimeInterval = 660
     /// Nonces change every five minutes; the previous one is still taken.
     static let nonceBucket = 300
 
@@ -62,12 +60,10 @@ public struct DPoPVerifier: Sendable {
             }
         }
         // Scoped by key: a client cannot burn another's jti, and the record says nothing about who.
-        let key = Self.replayKeyPrefix + Secrets.sha256Hex(proof.thumbprint + "." + proof.jti)
-        let at = clock.now()
-        let first = try await persistence.transaction {
-            try await $0.attempts.recordFailure(key: key, now: at, window: Self.remembered)
-        }
-        guard first.count == 1 else { throw GatehouseError.invalidDPoPProof("The DPoP proof was used before (its jti is not new).") }
+        let key = Secrets.sha256Hex(proof.thumbprint + "." + proof.jti)
+        let until = clock.now().addingTimeInterval(Self.remembered)
+        let first = try await persistence.transaction { try await $0.proofs.claim(key: key, until: until) }
+        guard first else { throw GatehouseError.invalidDPoPProof("The DPoP proof was used before (its jti is not new).") }
         return proof.thumbprint
     }
 
