@@ -4,6 +4,7 @@
 //   swift run gatehouse-example --url http://127.0.0.1:8080 --client-id CLIENT --outbox ./outbox
 //
 // `refresh-loop` (used by the SDK tests) refreshes a stored session N times from a shared file store.
+// `device` signs in with the device authorization grant (a code to type on another screen).
 import Foundation
 import Gatehouse
 #if canImport(FoundationNetworking)
@@ -22,7 +23,8 @@ func fail(_ message: String) -> Never {
 }
 
 guard let url = argument("--url").flatMap(URL.init(string:)), let clientID = argument("--client-id") else {
-    fail("usage: gatehouse-example --url URL --client-id ID [--outbox DIR] [--store FILE] | refresh-loop --store FILE --count N")
+    fail(
+        "usage: gatehouse-example --url URL --client-id ID [--outbox DIR] [--store FILE] | refresh-loop --store FILE --count N | device")
 }
 let storeURL = URL(
     fileURLWithPath: argument("--store")
@@ -46,6 +48,21 @@ if CommandLine.arguments.dropFirst().first == "refresh-loop" {
     }
     print("refresh-loop ok \(count)")
     exit(0)
+}
+
+// `device`: the device authorization grant, as a TV or a command line signs in: show the code, wait
+// while a person approves on another screen.
+if CommandLine.arguments.dropFirst().first == "device" {
+    do {
+        let authorization = try await client.startDeviceAuthorization(scopes: [.openid, .profile])
+        print("To sign in, open \(authorization.verificationURI.absoluteString) and enter \(authorization.userCode)")
+        if let complete = authorization.verificationURIComplete { print("(or open \(complete.absoluteString))") }
+        let result = try await client.signIn(deviceAuthorization: authorization)
+        print("signed in as \(result.user.email ?? result.user.id.uuidString)")
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
 }
 
 let outbox = argument("--outbox") ?? "./outbox"

@@ -97,6 +97,12 @@ extension ErrorCode {
     /// RFC 9449 §8: the server wants a fresh `nonce` in the DPoP proof; the answer's `DPoP-Nonce`
     /// header holds it. Retry once with it.
     public static let useDPoPNonce: ErrorCode = "use_dpop_nonce"
+    /// RFC 8628 §3.5, polling the device grant: the person has not approved yet (poll again after the interval).
+    public static let authorizationPending: ErrorCode = "authorization_pending"
+    /// RFC 8628 §3.5: polled faster than the interval; it grew by five seconds.
+    public static let slowDown: ErrorCode = "slow_down"
+    /// RFC 8628 §3.5: the device code expired before it was approved: start again.
+    public static let expiredToken: ErrorCode = "expired_token"
     public static let unauthorizedClient: ErrorCode = "unauthorized_client"
     /// RFC 6749 §5.2's spelling of ``internalError`` on the `/oauth` endpoints.
     public static let serverError: ErrorCode = "server_error"
@@ -139,7 +145,8 @@ extension ErrorCode {
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
         .accessDenied,
         .invalidGrant, .invalidScope, .invalidRequestObject, .invalidRedirectURI, .invalidClientMetadata, .invalidTarget,
-        .unsupportedGrantType, .unauthorizedClient, .serverError, .invalidDPoPProof, .useDPoPNonce,
+        .unsupportedGrantType, .unauthorizedClient, .serverError, .invalidDPoPProof, .useDPoPNonce, .authorizationPending, .slowDown,
+        .expiredToken,
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,

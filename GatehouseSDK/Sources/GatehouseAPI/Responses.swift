@@ -175,3 +175,37 @@ public struct Confirmation: Codable, Hashable, Sendable {
 
     public init(jkt: String) { self.jkt = jkt }
 }
+
+/// RFC 8628 §3.2: the answer of `POST /oauth/device_authorization`.
+public struct DeviceAuthorizationResponse: Codable, Hashable, Sendable {
+    /// What the device polls the token endpoint with; never shown.
+    public var deviceCode: String
+    /// What the person types on ``verificationURI`` (`BCDF-GHJK`).
+    public var userCode: String
+    public var verificationURI: String
+    /// ``verificationURI`` with the code filled in, for a QR code.
+    public var verificationURIComplete: String?
+    public var expiresIn: Int
+    /// Seconds between polls.
+    public var interval: Int?
+
+    public init(
+        deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String?, expiresIn: Int, interval: Int?
+    ) {
+        self.deviceCode = deviceCode
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.expiresIn = expiresIn
+        self.interval = interval
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case interval
+        case deviceCode = "device_code"
+        case userCode = "user_code"
+        case verificationURI = "verification_uri"
+        case verificationURIComplete = "verification_uri_complete"
+        case expiresIn = "expires_in"
+    }
+}

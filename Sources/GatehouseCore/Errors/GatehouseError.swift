@@ -359,6 +359,12 @@ extension GatehouseError {
         GatehouseError(.oauth, code: .invalidDPoPProof, title: "Invalid DPoP proof", detail: detail)
     }
 
+    /// RFC 8628 §3.5: a device's poll answered with `authorization_pending`, `slow_down`,
+    /// `access_denied` or `expired_token` (400, as every token-endpoint refusal).
+    public static func deviceFlow(_ code: ErrorCode, _ detail: String) -> GatehouseError {
+        GatehouseError(.oauth, code: code, title: "Device authorization", detail: detail)
+    }
+
     /// RFC 9449 §8: the proof must carry the server's current nonce, which this answer brings.
     public static func useDPoPNonce(
         _ nonce: String, detail: String = "Send the proof again with the nonce in DPoP-Nonce."

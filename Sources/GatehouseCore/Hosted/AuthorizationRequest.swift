@@ -6,6 +6,9 @@ public struct AuthorizationRequest: Sendable, Codable, Hashable {
     public enum ResponseMode: String, Sendable, Codable, Hashable {
         case query
         case formPost = "form_post"
+        /// A device's approval (RFC 8628): the code is kept for the device, the browser sees a page.
+        /// Never parsed from a request: only ``DeviceAuthorizations`` makes one.
+        case device
     }
 
     public var clientID: String

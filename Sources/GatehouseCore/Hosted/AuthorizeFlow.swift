@@ -94,6 +94,19 @@ public struct AuthorizeFlow: Sendable {
                     refused.error, refused.description, redirectURI: refused.redirectURI, mode: refused.mode, state: refused.state,
                     issuer: services.tokens.issuer))
         }
+        return try await begin(request, client: client, browser: browser, binding: binding, meta: meta)
+    }
+
+    /// A device's approval (RFC 8628) typed on `/device`: the same sign-in, ending on the consent page.
+    public func beginDevice(userCode: String, browser: BrowserPrincipal?, binding: String, meta: RequestMeta) async throws -> Outcome {
+        let devices = DeviceAuthorizations(services: services)
+        let (record, client) = try await devices.pending(userCode: userCode)
+        return try await begin(try devices.authorizationRequest(record), client: client, browser: browser, binding: binding, meta: meta)
+    }
+
+    private func begin(
+        _ request: AuthorizationRequest, client: ClientRecord, browser: BrowserPrincipal?, binding: String, meta: RequestMeta
+    ) async throws -> Outcome {
         let now = services.clock.now()
         // A hint names the user the client expects (OIDC Core §3.1.2.1): another user's session does
         // not answer for them.
@@ -181,7 +194,9 @@ public struct AuthorizeFlow: Sendable {
         let request = state.request
         return try await FlowRunner(services: services).begin(
             .authorize, client: client, step: step, userID: userID, browserSessionID: state.browserSessionID,
-            redirectURI: request.redirectURI, pkce: request.pkce, nonce: request.nonce, state: request.state, data: try Self.encode(state),
+            // A device's approval sends the browser nowhere: its code stays on the server (no redirect URI).
+            redirectURI: request.responseMode == .device ? nil : request.redirectURI, pkce: request.pkce, nonce: request.nonce,
+            state: request.state, data: try Self.encode(state),
             binding: binding, meta: meta
         ).flow.id
     }
@@ -230,6 +245,11 @@ public struct AuthorizeFlow: Sendable {
 
     func deny(_ flow: FlowRecord, _ state: State) async throws -> Outcome {
         _ = try await FlowRunner(services: services).complete(flow.id)
+        if state.request.responseMode == .device, let userCodeHash = state.request.state {
+            _ = try await services.persistence.transaction {
+                try await $0.devices.decide(userCodeHash: userCodeHash, status: .denied, sealedCode: nil)
+            }
+        }
         return refuse(state.request, "access_denied", "The user declined.")
     }
 
@@ -262,7 +282,8 @@ public struct AuthorizeFlow: Sendable {
     func nextStep(user: UserRecord, client: ClientRecord, state: State) async throws -> FlowStep? {
         // Consent is read only for third parties: single sign-on into the operator's own clients (the
         // common case) pays for one read here.
-        let asksConsent = client.settings.thirdParty.isOn && state.consented != true
+        // A device's approval always asks: the person must see which client they let in on the device.
+        let asksConsent = (client.settings.thirdParty.isOn || state.request.responseMode == .device) && state.consented != true
         let (agreement, consent) = try await services.persistence.read { stores in
             (
                 try await stores.agreements.find(userID: user.id, clientID: client.id),
@@ -304,12 +325,28 @@ public struct AuthorizeFlow: Sendable {
             case .factorRequired(let pending): throw ShortOfRequirement(factors: pending.factors)
             }
         }
+        // A device's approval keeps the code for the device, in the same transaction: approved and
+        // minted together, or neither.
+        let secret = services.secret
+        let startAndKeep = { @Sendable (stores: any Stores) async throws -> StartedSession in
+            let started = try await start(stores)
+            if request.responseMode == .device {
+                guard let userCodeHash = request.state,
+                    try await stores.devices.decide(
+                        userCodeHash: userCodeHash, status: .approved, sealedCode: try secret.seal(Data(try started.code().utf8)))
+                else { throw GatehouseError.codeExpired }
+            }
+            return started
+        }
         let started =
             if let flowID {
-                try await FlowRunner(services: services).complete(flowID) { _, stores in try await start(stores) }
+                try await FlowRunner(services: services).complete(flowID) { _, stores in try await startAndKeep(stores) }
             } else {
-                try await services.persistence.transaction { stores in try await start(stores) }
+                try await services.persistence.transaction { stores in try await startAndKeep(stores) }
             }
+        if request.responseMode == .device {
+            return AuthorizationResponse(redirectURI: "", mode: .device, fields: [("device", "approved")])
+        }
         return .code(try started.code(), for: request, issuer: services.tokens.issuer)
     }
 

@@ -5,6 +5,8 @@ public enum ExpiredRows: String, Sendable, CaseIterable {
     case attemptCounters = "attempt_counters"
     /// DPoP proof records past the time their proof could be accepted.
     case dpopProofs = "dpop_proofs"
+    /// Device authorizations past their lifetime, approved or not.
+    case deviceAuthorizations = "device_authorizations"
     /// Codes and links past their lifetime.
     case oneTimeCodes = "one_time_codes"
     /// Persisted flows (challenges, hosted-page visits) past their lifetime.

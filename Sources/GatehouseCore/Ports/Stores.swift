@@ -11,6 +11,7 @@ public protocol Stores: Sendable {
     var signingKeys: any SigningKeyStore { get }
     var attempts: any AttemptStore { get }
     var proofs: any ProofReplayStore { get }
+    var devices: any DeviceAuthorizationStore { get }
     var codes: any OneTimeCodeStore { get }
     var outbox: any OutboxStore { get }
     var agreements: any AgreementStore { get }

@@ -18,7 +18,7 @@ public struct Housekeeping: Sendable {
             let settings = services.settings
             let windows = settings.rateLimits.limits.values.map(\.window) + [settings.throttle.window, settings.sendCooldown, 3600]
             return now.addingTimeInterval(-max(day, windows.max() ?? day))
-        case .dpopProofs: return now
+        case .dpopProofs, .deviceAuthorizations: return now
         case .oneTimeCodes, .flows, .refreshTokens, .consoleSessions: return now.addingTimeInterval(-day)
         case .outbox: return now.addingTimeInterval(-7 * day)
         case .sessions, .browserSessions: return now.addingTimeInterval(-30 * day)

@@ -90,6 +90,12 @@ struct HostedPages: Sendable {
             var response = PageResponses.redirect(to: try AuthorizationCodes.append(answer.fields, to: answer.redirectURI))
             for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
             return response
+        case .device:
+            // The code stayed with the device: the browser learns only how it went.
+            let approved = answer.fields.contains { $0.0 == "device" && $0.1 == "approved" }
+            return error(
+                lang: lang, headingKey: approved ? "device_approved_title" : "device_denied_title",
+                detailKey: approved ? "device_approved" : "device_denied", status: .ok, cookies: cookies)
         case .formPost:
             let html = catalog.hostedDocument(
                 "form_post", lang: lang,

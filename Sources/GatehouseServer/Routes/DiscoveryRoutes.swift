@@ -48,7 +48,9 @@ struct DiscoveryRoutes: Sendable {
             "frontchannel_logout_session_supported": true,
             "grant_types_supported": [
                 "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange",
+                "urn:ietf:params:oauth:grant-type:device_code",
             ],
+            "device_authorization_endpoint": issuer + "/oauth/device_authorization",
             // Pairwise per client (`subject_type=pairwise`), by sector.
             "subject_types_supported": ["public", "pairwise"],
             // RS256 first: OIDC Core §15.1 makes it mandatory, and it is the default of every client.

@@ -12,11 +12,13 @@ struct OAuthRoutes: Sendable {
     let codeExchange: CodeExchange
     let pushedRequests: PushedRequests
     let tokenExchange: TokenExchange
+    let devices: DeviceAuthorizations
 
     init(services: CoreServices) {
         self.codeExchange = CodeExchange(services: services)
         self.pushedRequests = PushedRequests(services: services)
         self.tokenExchange = TokenExchange(services: services)
+        self.devices = DeviceAuthorizations(services: services)
         self.clients = services.clients
         self.refreshFlow = RefreshFlow(services: services)
         self.oauthFlows = OAuthFlows(services: services)
@@ -52,6 +54,12 @@ struct OAuthRoutes: Sendable {
                 try await oauthFlows.clientCredentials(
                     client: client, scope: form["scope"], resource: form["resource"], meta: context.meta),
                 noStore: true)
+        case DeviceAuthorizations.grantType:
+            guard let deviceCode = form["device_code"], !deviceCode.isEmpty else {
+                throw GatehouseError.badRequest("device_code is required.")
+            }
+            let client = try await client(request, form, requireExplicit: false)
+            return try Responses.json(try await devices.poll(deviceCode: deviceCode, client: client, meta: context.meta), noStore: true)
         case TokenExchange.grantType:
             let credentials = try Self.credentials(request, form)
             let client = try await clients.authenticate(clientID: credentials.id, secret: credentials.secret)
@@ -80,6 +88,14 @@ struct OAuthRoutes: Sendable {
         _ = try await clients.authenticateConfidential(clientID: credentials.id, secret: credentials.secret)
         guard let token = form["token"], !token.isEmpty else { throw GatehouseError.badRequest("token is required.") }
         return try Responses.json(try await oauthFlows.introspect(token: token), noStore: true)
+    }
+
+    /// `POST /oauth/device_authorization` (RFC 8628 §3.1): the client as at the token endpoint (a
+    /// public one names itself), and the scopes it asks for.
+    @Sendable func deviceAuthorization(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let form = try await RequestDecoding.form(from: request)
+        let client = try await client(request, form, requireExplicit: false)
+        return try Responses.json(try await devices.start(client: client, scope: form["scope"]), noStore: true)
     }
 
     /// `POST /oauth/par` (RFC 9126): the client, authenticated as at the token endpoint (a public one

@@ -184,6 +184,9 @@ struct Routes {
             .add(middleware: proofs).post("token", use: oauthRoutes.token)
         oauth.post("revoke", use: oauthRoutes.revoke)
         oauth.post("par", use: oauthRoutes.pushAuthorizationRequest)
+        // Each device authorization is a row: counted per address block like a code sent.
+        router.group("/oauth").add(middleware: ErrorMiddleware(renderer: OAuthErrorRenderer())).add(middleware: RateLimitHeaders())
+            .post("device_authorization", use: oauthRoutes.deviceAuthorization)
         let registration = RegistrationRoutes(services: services)
         oauth.post("register", use: registration.register)
         oauth.get("register/:client_id", use: registration.read)
@@ -239,6 +242,10 @@ struct Routes {
         browserPages.get("oauth/logout", use: logout.logout)
         browserPages.post("oauth/logout", use: logout.logout)
         browserPages.get("web-session", use: webSessions.open)
+        // The device grant's page (RFC 8628): the code typed here leads into the hosted sign-in above.
+        let devicePage = DeviceRoutes(services: services, catalog: server.templates)
+        browserPages.get("device", use: devicePage.show)
+        browserGroup().add(middleware: RateLimitHeaders()).post("device", use: devicePage.enter)
 
         let discovery = DiscoveryRoutes(server: server)
         router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)

@@ -26,6 +26,13 @@ struct SealedColumn: Sendable {
             filter: "type = '\(CredentialType.totp.rawValue)'", jsonField: "sealed_secret"),
         // Mail, text messages, webhooks and logout notices not yet sent (a sent one's payload is emptied).
         SealedColumn(place: "outbox", table: "outbox", key: "id", column: "payload", filter: "payload <> ''"),
+        // A device authorization's PKCE verifier and the code its approval minted, for its ten minutes.
+        SealedColumn(
+            place: "device authorizations", table: "device_authorizations", key: "device_code_hash", column: "sealed_verifier",
+            filter: "1 = 1"),
+        SealedColumn(
+            place: "approved device authorizations", table: "device_authorizations", key: "device_code_hash", column: "sealed_code",
+            filter: "sealed_code IS NOT NULL"),
         // Recovery codes shown once during a hosted enrolment, for the minutes the flow lives.
         SealedColumn(
             place: "sign-ins in progress", table: "flows", key: "id", column: "data", filter: "data LIKE '%sealedRecoveryCodes%'",

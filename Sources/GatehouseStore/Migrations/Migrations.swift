@@ -388,5 +388,26 @@ enum Migrations {
                 "CREATE TABLE dpop_proofs (proof_key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)",
                 "CREATE INDEX dpop_proofs_expiry ON dpop_proofs (expires_at)",
             ]),
+        // The device authorization grant (RFC 8628): a new table, which older nodes never touch.
+        Migration(
+            version: 17, name: "device authorizations",
+            statements: [
+                """
+                CREATE TABLE device_authorizations (
+                    device_code_hash TEXT PRIMARY KEY,
+                    user_code_hash TEXT NOT NULL UNIQUE,
+                    client_id TEXT NOT NULL,
+                    scopes TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    sealed_code TEXT,
+                    sealed_verifier TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    interval_seconds BIGINT NOT NULL,
+                    polled_at BIGINT
+                )
+                """,
+                "CREATE INDEX device_authorizations_expiry ON device_authorizations (expires_at)",
+            ]),
     ]
 }

@@ -16,6 +16,9 @@ struct SQLHousekeepingStore: HousekeepingStore {
         case .dpopProofs:
             query =
                 "DELETE FROM dpop_proofs WHERE proof_key IN (SELECT proof_key FROM dpop_proofs WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+        case .deviceAuthorizations:
+            query =
+                "DELETE FROM device_authorizations WHERE device_code_hash IN (SELECT device_code_hash FROM device_authorizations WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
         case .oneTimeCodes:
             query =
                 "DELETE FROM one_time_codes WHERE id IN (SELECT id FROM one_time_codes WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"

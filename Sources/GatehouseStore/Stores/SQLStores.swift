@@ -15,6 +15,7 @@ struct SQLStores: Stores {
     var signingKeys: any SigningKeyStore { SQLSigningKeyStore(db: db) }
     var attempts: any AttemptStore { SQLAttemptStore(db: db) }
     var proofs: any ProofReplayStore { SQLProofReplayStore(db: db) }
+    var devices: any DeviceAuthorizationStore { SQLDeviceAuthorizationStore(db: db) }
     var codes: any OneTimeCodeStore { SQLOneTimeCodeStore(db: db) }
     var outbox: any OutboxStore { SQLOutboxStore(db: db, dialect: dialect) }
     var audit: any AuditStore { SQLAuditStore(db: db) }

@@ -231,3 +231,41 @@ struct InMemoryProofReplayStore: ProofReplayStore {
         }
     }
 }
+
+struct InMemoryDeviceAuthorizationStore: DeviceAuthorizationStore {
+    let box: StateBox
+
+    func insert(_ record: DeviceAuthorizationRecord) async throws {
+        box.with { $0.deviceAuthorizations[record.deviceCodeHash] = record }
+    }
+
+    func find(deviceCodeHash: String) async throws -> DeviceAuthorizationRecord? {
+        box.with { $0.deviceAuthorizations[deviceCodeHash] }
+    }
+
+    func find(userCodeHash: String) async throws -> DeviceAuthorizationRecord? {
+        box.with { state in state.deviceAuthorizations.values.first { $0.userCodeHash == userCodeHash } }
+    }
+
+    func polled(deviceCodeHash: String, at: Date, interval: Int) async throws {
+        box.with { state in
+            state.deviceAuthorizations[deviceCodeHash]?.polledAt = at
+            state.deviceAuthorizations[deviceCodeHash]?.interval = interval
+        }
+    }
+
+    func decide(userCodeHash: String, status: DeviceAuthorizationRecord.Status, sealedCode: String?) async throws -> Bool {
+        box.with { state in
+            guard let record = state.deviceAuthorizations.values.first(where: { $0.userCodeHash == userCodeHash }),
+                record.status == .pending
+            else { return false }
+            state.deviceAuthorizations[record.deviceCodeHash]?.status = status
+            state.deviceAuthorizations[record.deviceCodeHash]?.sealedCode = sealedCode
+            return true
+        }
+    }
+
+    func delete(deviceCodeHash: String) async throws -> Bool {
+        box.with { $0.deviceAuthorizations.removeValue(forKey: deviceCodeHash) != nil }
+    }
+}

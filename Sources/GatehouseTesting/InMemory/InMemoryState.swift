@@ -49,6 +49,7 @@ struct InMemoryState: Sendable {
     var attempts: [String: AttemptCount] = [:]
     /// DPoP proof keys and when they may be forgotten.
     var proofs: [String: Date] = [:]
+    var deviceAuthorizations: [String: DeviceAuthorizationRecord] = [:]
     var codes: [UUID: OneTimeCodeRecord] = [:]
     var outbox: [UUID: OutboxMessage] = [:]
     var audit: [AuditEvent] = []

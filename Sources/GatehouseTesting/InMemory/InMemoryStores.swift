@@ -14,6 +14,7 @@ struct InMemoryStores: Stores {
     var signingKeys: any SigningKeyStore { InMemorySigningKeyStore(box: box) }
     var attempts: any AttemptStore { InMemoryAttemptStore(box: box) }
     var proofs: any ProofReplayStore { InMemoryProofReplayStore(box: box) }
+    var devices: any DeviceAuthorizationStore { InMemoryDeviceAuthorizationStore(box: box) }
     var codes: any OneTimeCodeStore { InMemoryOneTimeCodeStore(box: box) }
     var outbox: any OutboxStore { InMemoryOutboxStore(box: box) }
     var audit: any AuditStore { InMemoryAuditStore(box: box) }
@@ -39,6 +40,7 @@ struct InMemoryHousekeepingStore: HousekeepingStore {
             switch kind {
             case .attemptCounters: return drop(&s.attempts) { $0.windowStart < before }
             case .dpopProofs: return drop(&s.proofs) { $0 < before }
+            case .deviceAuthorizations: return drop(&s.deviceAuthorizations) { $0.expiresAt < before }
             case .oneTimeCodes: return drop(&s.codes) { $0.expiresAt < before }
             case .flows: return drop(&s.flows) { $0.expiresAt < before }
             case .refreshTokens: return drop(&s.refreshTokens) { $0.expiresAt < before }
