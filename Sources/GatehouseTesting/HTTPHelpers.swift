@@ -18,7 +18,9 @@ extension TestClientProtocol {
             buffer = ByteBuffer(data: try JSONSerialization.data(withJSONObject: body))
         }
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
-        return try await executeRequest(uri: uri, method: method, headers: headers, body: buffer)
+        return try await HangWatch.track("\(method) \(uri)") {
+            try await executeRequest(uri: uri, method: method, headers: headers, body: buffer)
+        }
     }
 
     public func raw(
@@ -27,7 +29,9 @@ extension TestClientProtocol {
         var headers: HTTPFields = [:]
         if let contentType { headers[.contentType] = contentType }
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
-        return try await executeRequest(uri: uri, method: method, headers: headers, body: ByteBuffer(bytes: body))
+        return try await HangWatch.track("\(method) \(uri)") {
+            try await executeRequest(uri: uri, method: method, headers: headers, body: ByteBuffer(bytes: body))
+        }
     }
 
     public func form(_ uri: String, _ fields: [String: String], basic: (String, String)? = nil) async throws -> TestResponse {
@@ -38,7 +42,9 @@ extension TestClientProtocol {
         let body = fields.map { key, value in
             "\(key)=\(value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value)"
         }.joined(separator: "&")
-        return try await executeRequest(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+        return try await HangWatch.track("POST \(uri)") {
+            try await executeRequest(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+        }
     }
 }
 

@@ -50,10 +50,8 @@ public enum IndependentDPoP {
         .deletingLastPathComponent().appendingPathComponent("scripts/dpop-proof.py")
 
     private static let interpreter: Task<String?, Never> = Task {
-        let found = try? await BlockingWork.run {
-            Result { try run("/usr/bin/env", ["python3", "-c", "import sys, jwt, cryptography; print(sys.executable)"]) }
-        }.get()
-        return found ?? nil
+        (try? await Subprocess.standardOutput("/usr/bin/env", ["python3", "-c", "import sys, jwt, cryptography; print(sys.executable)"]))
+            ?? nil
     }
 
     /// Whether PyJWT and cryptography answer; tests that need them say so visibly when they do not.
@@ -63,26 +61,11 @@ public enum IndependentDPoP {
     public static func proofs(_ specs: [Spec]) async throws -> [Proof] {
         guard let python = await interpreter.value else { throw Unavailable() }
         let input = String(decoding: try JSONEncoder().encode(specs), as: UTF8.self)
-        let output = try await BlockingWork.run { Result { try run(python, [script.path, input]) } }.get()
-        guard let output else { throw Unavailable() }
+        guard let output = try await Subprocess.standardOutput(python, [script.path, input]) else { throw Unavailable() }
         return try JSONDecoder().decode([Proof].self, from: Data(output.utf8))
     }
 
     public static func proof(_ spec: Spec) async throws -> Proof { try await proofs([spec])[0] }
 
     public struct Unavailable: Error {}
-
-    private static func run(_ executable: String, _ arguments: [String]) throws -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.standardError
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
 }

@@ -6,42 +6,20 @@ public enum IndependentTOTP {
     /// The Python that has pyotp, found once per test process (through `env`, then called directly:
     /// a version manager's shim costs as much as the code itself), or nil without pyotp.
     private static let interpreter: Task<String?, Never> = Task {
-        (try? await onDispatchThread { try output("/usr/bin/env", ["python3", "-c", "import sys, pyotp; print(sys.executable)"]) }) ?? nil
+        (try? await Subprocess.standardOutput("/usr/bin/env", ["python3", "-c", "import sys, pyotp; print(sys.executable)"])) ?? nil
     }
 
     /// `pyotp`'s code for `secret` (base32) at `date`, or nil when pyotp is not installed.
     public static func code(_ secret: String, at date: Date) async throws -> String? {
         guard let python = await interpreter.value else { return nil }
-        return try await onDispatchThread {
-            try output(
-                python,
-                [
-                    "-c", "import sys, pyotp; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret,
-                    String(Int(date.timeIntervalSince1970)),
-                ])
-        }
+        return try await Subprocess.standardOutput(
+            python,
+            [
+                "-c", "import sys, pyotp; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret,
+                String(Int(date.timeIntervalSince1970)),
+            ])
     }
 
     /// Whether pyotp answers; tests that need it say so visibly when it does not.
     public static func isAvailable() async -> Bool { await interpreter.value != nil }
-
-    /// Waits for the process on a thread of its own: blocking one of the few threads Swift concurrency
-    /// runs tests on would stall every test beside it.
-    private static func onDispatchThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await BlockingWork.run { Result { try work() } }.get()
-    }
-
-    private static func output(_ executable: String, _ arguments: [String]) throws -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
 }

@@ -4,6 +4,12 @@ import Foundation
 /// concurrency thread, and hands back its exit status and combined output.
 public enum Subprocess {
     public static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let name = ([executable.lastPathComponent] + arguments.prefix(2).map { URL(fileURLWithPath: $0).lastPathComponent }).joined(
+            separator: " ")
+        return try await HangWatch.track("subprocess \(name)") { try await runUntracked(executable, arguments) }
+    }
+
+    private static func runUntracked(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -35,6 +41,27 @@ public enum Subprocess {
             }
             let line = data.split(separator: 10, omittingEmptySubsequences: false).first
             return line.map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    /// A short helper's standard output, trimmed, or nil when it exits with another status than 0;
+    /// its standard error passes through to the test log. Launched like every child here (see
+    /// `launch`), read and waited for on a thread of its own.
+    public static func standardOutput(_ executable: String, _ arguments: [String]) async throws -> String? {
+        try await HangWatch.track("subprocess \(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.first ?? "")") {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardInput = FileHandle.nullDevice
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.standardError
+            try await launch(process)
+            let reader = out.fileHandleForReading
+            let data = await BlockingWork.run { reader.readDataToEndOfFile() }
+            while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+            guard process.terminationStatus == 0 else { return nil }
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
     }
 

@@ -27,7 +27,7 @@ public struct TestServer: Sendable {
         assurance: (any AssurancePolicy)? = nil, factors: [any SecondFactor]? = nil, clock: TestClock = TestClock(),
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
-        let (url, dropDatabase) = try await database.make()
+        let (url, dropDatabase) = try await HangWatch.track("make a \(database) database") { try await database.make() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-srv-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = ServerConfiguration()
@@ -47,9 +47,11 @@ public struct TestServer: Sendable {
         // future (`iat` past its minute of leeway). Advancing still works on a following clock.
         if configuration.socialFile != nil { clock.followRealTime() }
         let mail = CapturedMail()
-        let server = try await GatehouseServer.start(
-            configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail], hooks: hooks,
-            assurance: assurance, factors: factors)
+        let server = try await HangWatch.track("start a server on \(database)") {
+            try await GatehouseServer.start(
+                configuration, clock: clock, logger: logger, transports: transports ?? [.email: mail, .sms: mail], hooks: hooks,
+                assurance: assurance, factors: factors)
+        }
         return TestServer(
             server: server, clock: clock, database: database, mail: mail, cleanup: dropDatabase, directory: directory)
     }
@@ -82,7 +84,7 @@ public struct TestServer: Sendable {
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            try await body(base)
+            try await HangWatch.track("\(directory.lastPathComponent): live body") { try await body(base) }
         } catch {
             running.cancel()
             _ = try? await running.value
@@ -90,7 +92,7 @@ public struct TestServer: Sendable {
             throw error
         }
         running.cancel()
-        _ = try? await running.value
+        await HangWatch.track("\(directory.lastPathComponent): live service cancelled") { _ = try? await running.value }
         await stop()
     }
 
@@ -100,7 +102,9 @@ public struct TestServer: Sendable {
 
     /// Drains the outbox once, as the background dispatcher would.
     @discardableResult
-    public func deliverMail() async throws -> Int { try await server.delivery.runOnce() }
+    public func deliverMail() async throws -> Int {
+        try await HangWatch.track("\(directory.lastPathComponent): mail round") { try await server.delivery.runOnce() }
+    }
 
     /// The newest delivered message to `recipient` of `kind`.
     public func lastMail(to recipient: String, kind: String) -> OutgoingMessage? {
@@ -119,7 +123,12 @@ public struct TestServer: Sendable {
     /// Runs `body` against the in-process router, then tears everything down.
     public func withRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         do {
-            try await server.makeApplication().test(.router, body)
+            let label = directory.lastPathComponent
+            try await HangWatch.track("\(label): router test with its services") {
+                try await server.makeApplication().test(.router) { client in
+                    try await HangWatch.track("\(label): router test body") { try await body(client) }
+                }
+            }
         } catch {
             await stop()
             throw error
@@ -128,8 +137,10 @@ public struct TestServer: Sendable {
     }
 
     public func stop() async {
-        await server.shutdown()
-        await cleanup()
+        await HangWatch.track("\(directory.lastPathComponent): stop") {
+            await server.shutdown()
+            await cleanup()
+        }
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -14,9 +14,11 @@ struct PersistenceContractTests {
         let (url, cleanup) = try await database.make()
         var logger = Logger(label: "contract")
         logger.logLevel = .critical
-        let persistence = try await SQLPersistence.open(try DatabaseURL(url), logger: logger)
+        let persistence = try await HangWatch.track("open a \(database) persistence") {
+            try await SQLPersistence.open(try DatabaseURL(url), logger: logger)
+        }
         do {
-            try await body(persistence)
+            try await HangWatch.track("persistence test body") { try await body(persistence) }
         } catch {
             await persistence.shutdown()
             await cleanup()
