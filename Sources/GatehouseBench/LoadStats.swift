@@ -7,12 +7,15 @@ public struct LoadStats: Sendable {
     public private(set) var statuses: [Int: Int] = [:]
     /// Requests that never got an answer (connection errors, timeouts).
     public private(set) var transportErrors = 0
+    /// Answers outside 2xx that are what the scenario asked for (a device poll's `authorization_pending`).
+    public private(set) var expectedRefusals = 0
 
     public init() {}
 
-    public mutating func record(status: Int, microseconds: UInt64) {
+    public mutating func record(status: Int, microseconds: UInt64, expected: Bool = false) {
         _ = latencies.record(max(1, microseconds))
         statuses[status, default: 0] += 1
+        if expected, !(200..<300).contains(status) { expectedRefusals += 1 }
     }
 
     public mutating func recordTransportError() { transportErrors += 1 }
@@ -21,11 +24,12 @@ public struct LoadStats: Sendable {
         latencies.add(other.latencies)
         statuses.merge(other.statuses, uniquingKeysWith: +)
         transportErrors += other.transportErrors
+        expectedRefusals += other.expectedRefusals
     }
 
     public var requests: Int { statuses.values.reduce(0, +) }
-    /// 2xx answers: what the scenario meant to do.
-    public var successes: Int { statuses.filter { (200..<300).contains($0.key) }.values.reduce(0, +) }
+    /// 2xx answers and expected refusals: what the scenario meant to do.
+    public var successes: Int { statuses.filter { (200..<300).contains($0.key) }.values.reduce(0, +) + expectedRefusals }
 
     public func summary(seconds: Double) -> LoadSummary {
         LoadSummary(

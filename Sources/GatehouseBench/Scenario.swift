@@ -12,6 +12,11 @@ import Foundation
 /// authenticator-app code (two requests, timed together; each account once, ``BenchTOTPUser``).
 /// `refresh-dpop` and `me-dpop` are `refresh` and `me` for a session bound to the virtual user's DPoP
 /// key: each request carries a fresh proof (RFC 9449), which the server verifies and records once.
+/// `device-poll` is a TV polling the device authorization grant (RFC 8628) before anyone approved: each
+/// virtual user holds one device code and polls it; the answer is 400 `authorization_pending` or
+/// `slow_down` (a closed loop polls faster than the interval), which is this scenario's success.
+/// `token-exchange` is a service trading a signed-in user's access token for one meant for a
+/// downstream audience (RFC 8693, the confidential client with `token_exchange=on`).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social
     case loginTOTP = "login-totp"
@@ -20,6 +25,8 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
     case authorize
     case refreshDPoP = "refresh-dpop"
     case meDPoP = "me-dpop"
+    case devicePoll = "device-poll"
+    case tokenExchange = "token-exchange"
     case mixed
 }
 

@@ -195,6 +195,35 @@ public struct Target: Sendable {
             body: .json(["client_id": clientID, "challenge_id": challengeID, "signature": signature]))
     }
 
+    /// A device (a TV) asks for a device code and a user code (RFC 8628 §3.1).
+    public func deviceAuthorization() -> Call {
+        Call(path: "/oauth/device_authorization", body: .form([("client_id", clientID)]))
+    }
+
+    /// The device's poll of the token endpoint with its device code.
+    public func devicePoll(deviceCode: String) -> Call {
+        Call(
+            path: tokenPath,
+            body: .form([
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode), ("client_id", clientID),
+            ]))
+    }
+
+    /// The downstream service a `token-exchange` run asks tokens for: one of the confidential
+    /// client's `audiences` (scripts/bench sets it).
+    public static let exchangeAudience = "https://api.bench.example"
+
+    /// A service (the confidential client) trades a user's access token for one meant for `audience`.
+    public func tokenExchange(subjectToken: String, audience: String = Target.exchangeAudience) -> Call {
+        Call(
+            path: tokenPath,
+            body: .form([
+                ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"), ("subject_token", subjectToken),
+                ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"), ("audience", audience),
+            ]),
+            basic: confidential)
+    }
+
     /// Statuses that mean "this account already exists" when seeding.
     public var alreadyExists: Set<Int> { kind == .fastapiUsers ? [400] : [409] }
 }

@@ -23,6 +23,21 @@ struct LoadStatsTests {
         #expect((499_500...500_500).contains(summary.max))
     }
 
+    @Test("A device poll's authorization_pending counts as what the scenario asked for; other refusals do not")
+    func expectedRefusals() {
+        var a = LoadStats()
+        for _ in 0..<8 { a.record(status: 400, microseconds: 1000, expected: true) }
+        a.record(status: 400, microseconds: 1000)
+        a.record(status: 200, microseconds: 1000, expected: true)
+        var b = LoadStats()
+        b.record(status: 400, microseconds: 1000, expected: true)
+        a.merge(b)
+        let summary = a.summary(seconds: 1)
+        #expect(summary.requests == 11)
+        #expect(summary.successes == 10)
+        #expect(summary.statuses == [400: 10, 200: 1])
+    }
+
     @Test("An empty run reports zeros instead of garbage")
     func empty() {
         let summary = LoadStats().summary(seconds: 0)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Gatehouse
 import GatehouseAPI
@@ -111,6 +112,60 @@ struct DPoPSDKTests {
             #expect(again != key)
             try await second.refreshSession()
         }
+    }
+
+    @Test(
+        "SDK-DPOP-4: a custom authenticator's key is the device key its sessions are bound to: cnf.jkt is the thumbprint of the public key the server registered for it, at registration and at every sign-in with it, refreshes keep it, signing out keeps the authenticator's key; after signing out, a biometric sign-in (a key that asks the user) is bound to a key of its own"
+    )
+    func deviceAuthenticatorKey() async throws {
+        let server = try await DeviceProfilesTests.server(hooks: FlowHooks([CustomDataHook()]))
+        try await withLiveServer(server) { base in
+            let (client, profiles) = DeviceProfilesTests.setUp(base, custom: [HardwareToken()])
+            _ = try await client.signUp(email: "one-key@example.com", password: "correct horse battery")
+            _ = try await profiles.registerBiometric()
+            let profile = try await profiles.registerCustom("hw-token")
+            let custom = try #require(profile.authenticators.first { $0.type == .custom })
+            let registered = try await registeredThumbprint(server, authenticatorID: custom.id)
+            #expect(try await boundThumbprint(client) == registered, "registration's own session")
+
+            _ = await profiles.signOut()
+            try await profiles.signIn(profile: profile, authenticator: custom)
+            #expect(try await boundThumbprint(client) == registered)
+            try await client.refreshSession()
+            #expect(try await boundThumbprint(client) == registered)
+            #expect(try await client.authorizedData(for: meRequest(base)).1.statusCode == 200)
+
+            _ = await profiles.signOut()
+            let biometric = try #require(profile.authenticators.first { $0.type == .biometric })
+            let delegate = ScriptedDelegate(pins: [], biometricReason: "Unlock")
+            #expect(await profiles.signIn(profile: profile, authenticator: biometric, delegate: delegate) != nil)
+            let other = try await boundThumbprint(client)
+            #expect(other != nil && other != registered)
+
+            _ = await profiles.signOut()
+            try await profiles.signIn(profile: profile, authenticator: custom)
+            #expect(try await boundThumbprint(client) == registered, "signing out forgot the session's key, not the authenticator's")
+        }
+    }
+
+    /// RFC 7638 thumbprint of the P-256 key the server keeps for a device authenticator.
+    private func registeredThumbprint(_ server: TestServer, authenticatorID: String) async throws -> String {
+        let credential = try #require(
+            try await server.persistence.read { try await $0.credentials.find(id: authenticatorID) })
+        let config = try credential.decodeConfig(DeviceAuthenticatorStrategy.Config.self)
+        let point = try #require(Base64URL.decode(config.publicKey))
+        let x = Base64URL.encode(Data(point.dropFirst().prefix(32)))
+        let y = Base64URL.encode(Data(point.suffix(32)))
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
+        return Base64URL.encode(Data(SHA256.hash(data: Data(canonical.utf8))))
+    }
+
+    /// The `cnf.jkt` of the client's current access token.
+    private func boundThumbprint(_ client: AuthClient) async throws -> String? {
+        let authorized = try await client.authorize(URLRequest(url: URL(string: "http://127.0.0.1/")!))
+        let header = try #require(authorized.value(forHTTPHeaderField: "Authorization"))
+        let token = String(try #require(header.split(separator: " ").last))
+        return (try accessClaims(token)["cnf"] as? [String: String])?["jkt"]
     }
 
     @Test("SDK-DPOP-2: dpop: .off keeps bearer tokens; a server without DPoP in its discovery document gets no proofs")

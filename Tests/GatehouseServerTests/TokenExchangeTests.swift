@@ -17,7 +17,7 @@ struct TokenExchangeTests {
     static let userType = "urn:gatehouse:params:oauth:token-type:user-id"
 
     @Test(
-        "TX-1: a service exchanges a user's access token for one for a downstream service alone: audience and scope narrowed, same user and session, no refresh token; a wider scope, a foreign audience, a client without token_exchange and a public client are refused; the new token is not for Gatehouse's own API; introspection shows it until the user's session ends; audited",
+        "TX-1: a service exchanges a user's access token for one for a downstream service alone: audience and scope narrowed, same user and session, no refresh token; a wider scope, a foreign audience, a client without token_exchange and a public client are refused; the new token is not for Gatehouse's own API; introspection shows it until the user's session ends; exchanges and refusals audited",
         arguments: TestDatabase.available)
     func delegation(_ database: TestDatabase) async throws {
         let server = try await TestServer.startOpen(database)
@@ -80,6 +80,18 @@ struct TokenExchangeTests {
             let events = try await server.persistence.read { try await $0.audit.list(AuditQuery(type: AuditEvent.tokenExchanged)) }
             #expect(events.count == 1)
             #expect(events.first?.clientID == "orders")
+            // Each refusal to an authenticated client, with its code and the audience it asked for.
+            let refused = try await server.persistence.read {
+                try await $0.audit.list(AuditQuery(type: AuditEvent.tokenExchangeRefused))
+            }
+            let seenRefusals = refused.map { "\($0.clientID ?? "-") \($0.reason ?? "")" }.sorted()
+            #expect(
+                seenRefusals
+                    == [
+                        "\(TestServer.openClient) unauthorized_client for \(Self.billing)", "orders invalid_grant for \(Self.billing)",
+                        "orders invalid_scope for \(Self.billing)", "orders invalid_target for https://elsewhere.example",
+                        "plain unauthorized_client for \(Self.billing)",
+                    ].sorted(), "\(seenRefusals)")
         }
     }
 

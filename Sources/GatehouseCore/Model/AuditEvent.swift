@@ -60,6 +60,9 @@ public struct AuditEvent: Sendable, Hashable {
     public static let refreshTokenKeyMismatch = "refresh_token.dpop_mismatch"
     /// A user's access token exchanged for a downstream service's (RFC 8693).
     public static let tokenExchanged = "token.exchanged"
+    /// A token exchange refused to an authenticated client (not allowed, foreign audience, wider scope,
+    /// an ended or foreign subject): a service probing for more than it was given.
+    public static let tokenExchangeRefused = "token.exchange_refused"
     public static let codeSent = "code.sent"
     public static let codeFailed = "code.failed"
     public static let authenticatorRegistered = "authenticator.registered"

@@ -35,7 +35,24 @@ public struct TokenExchange: Sendable {
         }
     }
 
+    /// Every refusal to the authenticated client is audited with its error code: an exchange is a
+    /// service asking for a user's authority, and one asking for more than it may is worth seeing.
     public func exchange(_ request: Request, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
+        do {
+            return try await exchangeChecked(request, client: client, meta: meta)
+        } catch let error as GatehouseError where error.category != .unavailable && error.code != .useDPoPNonce {
+            let audience = request.audience.map { " for \($0.prefix(200))" } ?? ""
+            try? await services.persistence.transaction { stores in
+                try await stores.audit.append(
+                    AuditEvent(
+                        at: services.clock.now(), type: AuditEvent.tokenExchangeRefused, clientID: client.id, method: "token_exchange",
+                        reason: "\(error.code.rawValue)\(audience)", meta: meta))
+            }
+            throw error
+        }
+    }
+
+    private func exchangeChecked(_ request: Request, client: ClientRecord, meta: RequestMeta) async throws -> TokenResponse {
         guard client.kind == .confidential, client.settings.tokenExchange != .off else {
             throw GatehouseError.unauthorizedClient("This client may not exchange tokens (token_exchange is off).")
         }

@@ -55,37 +55,10 @@ public struct StoredDPoPKey: Codable, Sendable, Equatable {
 
         public func makeKey() throws -> any DeviceKey {
             guard SecureEnclave.isAvailable else { return SoftwareDeviceKey() }
-            var error: Unmanaged<CFError>?
-            guard
-                let access = SecAccessControlCreateWithFlags(
-                    nil, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, [.privateKeyUsage], &error)
-            else { throw error!.takeRetainedValue() as any Error }
-            return EnclaveKey(try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
+            return try EnclaveKey.make(accessibility: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, flags: [], asksUser: false)
         }
 
-        public func loadKey(_ stored: Data) throws -> any DeviceKey {
-            EnclaveKey(try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: stored))
-        }
-
-        /// The enclave's encrypted handle and the public key's bytes: plain data, so Sendable everywhere.
-        struct EnclaveKey: DeviceKey {
-            let blob: Data
-            let publicX963: Data
-
-            init(_ key: SecureEnclave.P256.Signing.PrivateKey) {
-                blob = key.dataRepresentation
-                publicX963 = key.publicKey.x963Representation
-            }
-
-            var publicKey: P256.Signing.PublicKey {
-                // The enclave's own public key, in the representation it was read from.
-                try! P256.Signing.PublicKey(x963Representation: publicX963)
-            }
-            var stored: Data { blob }
-            func sign(_ message: Data, reason: String) async throws -> Data {
-                try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob).signature(for: message).rawRepresentation
-            }
-        }
+        public func loadKey(_ stored: Data) throws -> any DeviceKey { try EnclaveKey.load(stored, asksUser: false) }
     }
 #endif
 

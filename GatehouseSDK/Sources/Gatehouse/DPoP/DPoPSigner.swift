@@ -29,6 +29,16 @@ final class DPoPSigner: @unchecked Sendable {
 
     private let clock: any AuthClock
 
+    /// A device key of this device that a sign-in proves possession with anyway (a custom
+    /// authenticator's): its proof is signed with that key, so the session is bound to the same device
+    /// key instead of a new one. Task-local: only the sign-in request sent inside `withValue` uses it.
+    struct SignInKey: Sendable {
+        var key: any DeviceKey
+        var stored: StoredDPoPKey
+    }
+
+    @TaskLocal static var signInKey: SignInKey?
+
     init(enabled: Bool, provider: any DPoPKeyProvider, clock: any AuthClock) {
         self.enabled = enabled
         self.provider = provider
@@ -104,7 +114,9 @@ final class DPoPSigner: @unchecked Sendable {
     }
 
     private func proof(method: String, url: URL, accessToken: String?) async throws -> (String, StoredDPoPKey) {
+        let given = accessToken == nil ? Self.signInKey : nil
         let (signer, used, origin) = try lock.withLock { () throws -> (any DeviceKey, StoredDPoPKey, String) in
+            if let given { return (given.key, given.stored, Self.origin(url)) }
             if let key, let record { return (key, record, Self.origin(url)) }
             let made = try provider.makeKey()
             let stored = StoredDPoPKey(kind: made is SoftwareDeviceKey ? .software : .platform, data: made.stored)

@@ -74,6 +74,7 @@ public struct SoftwareBiometricKeys: BiometricKeyProvider {
     #if canImport(LocalAuthentication) && canImport(CryptoKit)
         import CryptoKit
         import LocalAuthentication
+        import Security
     #else
         // Linux type-check builds only (GATEHOUSE_SECURITY_SHIM): the same calls against stand-ins.
         import SecurityShim
@@ -91,39 +92,9 @@ public struct SoftwareBiometricKeys: BiometricKeyProvider {
         }
 
         public func makeKey() throws -> any DeviceKey {
-            var error: Unmanaged<CFError>?
-            guard
-                let access = SecAccessControlCreateWithFlags(
-                    nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .biometryCurrentSet], &error)
-            else { throw error!.takeRetainedValue() as any Error }
-            return Enclave(try SecureEnclave.P256.Signing.PrivateKey(accessControl: access))
+            try EnclaveKey.make(accessibility: kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags: .biometryCurrentSet, asksUser: true)
         }
 
-        public func loadKey(_ stored: Data) throws -> any DeviceKey {
-            Enclave(try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: stored))
-        }
-
-        /// The enclave's encrypted handle and the public key's bytes: plain data, so Sendable everywhere.
-        struct Enclave: DeviceKey {
-            let blob: Data
-            let publicX963: Data
-
-            init(_ key: SecureEnclave.P256.Signing.PrivateKey) {
-                blob = key.dataRepresentation
-                publicX963 = key.publicKey.x963Representation
-            }
-
-            var publicKey: P256.Signing.PublicKey {
-                // The enclave's own public key, in the representation it was read from.
-                try! P256.Signing.PublicKey(x963Representation: publicX963)
-            }
-            var stored: Data { blob }
-            func sign(_ message: Data, reason: String) async throws -> Data {
-                let context = LAContext()
-                context.localizedReason = reason
-                let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob, authenticationContext: context)
-                return try key.signature(for: message).rawRepresentation
-            }
-        }
+        public func loadKey(_ stored: Data) throws -> any DeviceKey { try EnclaveKey.load(stored, asksUser: true) }
     }
 #endif

@@ -74,19 +74,20 @@ extension DeviceProfiles {
     private func signInWithCustom(
         profile: UserProfile, authenticator: RegisteredAuthenticator, delegate: (any AuthenticationDelegate)?
     ) async throws -> SignInResult {
-        guard let stored = try await state().keys[authenticator.id]?.custom, let type = authenticator.customType else {
+        let material = try await state().keys[authenticator.id]
+        guard let stored = material?.custom, let type = authenticator.customType else {
             throw DeviceAuthenticationError.unknownProfile
         }
         guard let custom = configuration.customAuthenticators.first(where: { $0.type == type }) else {
             throw DeviceAuthenticationError.unknownCustomType(type)
         }
-        let key = try SoftwareDeviceKey(stored: stored)
+        let key = try customKey(StoredDPoPKey(kind: material?.customKind ?? .software, data: stored))
         let challenge = try await fetchChallenge(profile: profile, authenticator: authenticator)
         let asked = CustomChallenge(profile: profile, authenticator: authenticator, counts: challenge.counts)
         if let delegate, !(await delegate.didReceiveCustomChallenge(asked)) { throw DeviceAuthenticationError.cancelled }
         let data = try await custom.authenticate(asked)
-        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: data) {
-            try await key.sign($0, reason: type)
+        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: data, deviceKey: key) {
+            try await key.key.sign($0, reason: type)
         }
     }
 
@@ -114,6 +115,15 @@ extension DeviceProfiles {
         }
     }
 
+    /// A custom authenticator's key: a device key like DPoP's (the Secure Enclave's where there is
+    /// one), or a software key registered before custom keys were made so.
+    func customKey(_ stored: StoredDPoPKey) throws -> DPoPSigner.SignInKey {
+        switch stored.kind {
+        case .software: DPoPSigner.SignInKey(key: try SoftwareDeviceKey(stored: stored.data), stored: stored)
+        case .platform: DPoPSigner.SignInKey(key: try client.configuration.dpopKeys.loadKey(stored.data), stored: stored)
+        }
+    }
+
     func find(_ type: AuthenticatorType, in profile: UserProfile) throws -> RegisteredAuthenticator {
         guard let found = profile.authenticators.first(where: { $0.type == type }) else { throw DeviceAuthenticationError.unknownProfile }
         return found
@@ -121,10 +131,12 @@ extension DeviceProfiles {
 
     /// One challenge and its answer, for keys that need nothing from the challenge but its bytes.
     func exchange(
-        profile: UserProfile, authenticator: RegisteredAuthenticator, sign: @Sendable (Data) async throws -> Data
+        profile: UserProfile, authenticator: RegisteredAuthenticator, deviceKey: DPoPSigner.SignInKey? = nil,
+        sign: @Sendable (Data) async throws -> Data
     ) async throws -> SignInResult {
         let challenge = try await fetchChallenge(profile: profile, authenticator: authenticator)
-        return try await answer(challenge, profile: profile, authenticator: authenticator, customData: nil, sign: sign)
+        return try await answer(
+            challenge, profile: profile, authenticator: authenticator, customData: nil, deviceKey: deviceKey, sign: sign)
     }
 
     func fetchChallenge(profile: UserProfile, authenticator: RegisteredAuthenticator) async throws -> DeviceChallenge {
@@ -146,9 +158,13 @@ extension DeviceProfiles {
         }
     }
 
+    /// `deviceKey`: the authenticator's own key when it can sign without the user (a custom
+    /// authenticator's): the session is bound to it (DPoP) rather than to a key made for the session.
+    /// PIN and biometric keys sign only with the user there, and proofs go with every request, so their
+    /// sessions get a device key of their own.
     func answer(
         _ challenge: DeviceChallenge, profile: UserProfile, authenticator: RegisteredAuthenticator, customData: String?,
-        sign: @Sendable (Data) async throws -> Data
+        deviceKey: DPoPSigner.SignInKey? = nil, sign: @Sendable (Data) async throws -> Data
     ) async throws -> SignInResult {
         let clientID = client.configuration.clientID
         let deviceID = try await state().deviceID
@@ -161,7 +177,7 @@ extension DeviceProfiles {
             body: DeviceAuthenticationRequest(
                 clientId: clientID, challengeId: challenge.challengeId, signature: PKCE.base64URL(signature), customData: customData))
         let tokens: TokenResponse = try await deregisteringOnLoss(profile: profile, authenticator: authenticator) {
-            try await client.http.send(request)
+            try await DPoPSigner.$signInKey.withValue(deviceKey) { try await client.http.send(request) }
         }
         let result = try await client.adopt(tokens)
         try await update {

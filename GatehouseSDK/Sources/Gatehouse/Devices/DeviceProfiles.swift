@@ -122,15 +122,19 @@ public actor DeviceProfiles {
         guard configuration.customAuthenticators.contains(where: { $0.type == type }) else {
             throw DeviceAuthenticationError.unknownCustomType(type)
         }
-        let key = SoftwareDeviceKey()
+        // The device key DPoP uses (the Secure Enclave's where there is one): the sessions this
+        // authenticator starts are bound to it, so this device holds one key for both.
+        let made = try client.configuration.dpopKeys.makeKey()
+        let key = DPoPSigner.SignInKey(
+            key: made, stored: StoredDPoPKey(kind: made is SoftwareDeviceKey ? .software : .platform, data: made.stored))
         return try await register(
-            .custom, customType: type, publicKey: key.publicKey, material: .init(custom: key.stored),
-            sign: { try await key.sign($0, reason: type) })
+            .custom, customType: type, publicKey: made.publicKey, material: .init(custom: made.stored, customKind: key.stored.kind),
+            deviceKey: key, sign: { try await made.sign($0, reason: type) })
     }
 
     private func register(
         _ type: AuthenticatorType, customType: String?, publicKey: P256.Signing.PublicKey, material: DeviceState.KeyMaterial,
-        sign: @Sendable (Data) async throws -> Data
+        deviceKey: DPoPSigner.SignInKey? = nil, sign: @Sendable (Data) async throws -> Data
     ) async throws -> UserProfile {
         guard let user = try await client.signedInUser() else {
             throw GatehouseError(code: GatehouseError.notSignedIn, status: nil, message: "Sign in before registering an authenticator.")
@@ -155,7 +159,7 @@ public actor DeviceProfiles {
         }
         // Prove the key at once and make the session one bound to it; the session that registered ends.
         let previous = await client.currentAccessToken()
-        _ = try await exchange(profile: saved, authenticator: registered, sign: sign)
+        _ = try await exchange(profile: saved, authenticator: registered, deviceKey: deviceKey, sign: sign)
         if let previous { await client.revokeQuietly(accessToken: previous) }
         return saved
     }

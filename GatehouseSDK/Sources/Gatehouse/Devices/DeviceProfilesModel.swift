@@ -75,7 +75,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
         var pin: CamouflagedPINKey?
         /// A biometric key's stored form (enclave handle or software key).
         var biometric: Data?
-        /// A custom authenticator's software key.
+        /// A custom authenticator's key: raw, or the enclave's handle (see `customKind`).
         var custom: Data?
+        /// How `custom` is kept; nil for keys registered before it was written, which are software keys.
+        var customKind: StoredDPoPKey.Kind?
     }
 }
