@@ -123,6 +123,58 @@ struct RegistrationTests {
         }
     }
 
+    @Test(
+        "DCR-3: dpop_bound_access_tokens (RFC 9449 §5.2): true registers a client whose tokens need a proof (dpop=required: a sign-in without one is refused), read back as true; left out it is false and proofs stay optional; a value that is not a boolean is invalid_client_metadata"
+    )
+    func dpopBoundRegistration() async throws {
+        let server = try await TestServer.startOpen(.sqlite)
+        let ops = try await server.createClient(id: "ops", kind: .confidential)
+        _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
+            id: "ops", settings: [], scopes: ["admin:clients"])
+        try await server.withRouter { client in
+            let opsSecret = try #require(ops.secret)
+            let admin = try #require(
+                try await client.form(
+                    "/oauth/token", ["grant_type": "client_credentials", "scope": "admin:clients"], basic: ("ops", opsSecret)
+                )
+                .string("access_token"))
+            func registrationToken() async throws -> String {
+                try #require(try await client.json(.post, "/admin/v1/registration-tokens", ["ttl": 600], bearer: admin).string("token"))
+            }
+            let metadata: [String: Any] = [
+                "client_name": "Bound app", "redirect_uris": ["https://bound.example/cb"], "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+            ]
+            let token = try await registrationToken()
+            let refused = try await Self.register(client, metadata.merging(["dpop_bound_access_tokens": "yes"]) { $1 }, token: token)
+            #expect(refused.status == .badRequest && refused.string("error") == "invalid_client_metadata", "\(refused.text)")
+
+            let bound = try await Self.register(client, metadata.merging(["dpop_bound_access_tokens": true]) { $1 }, token: token)
+            #expect(bound.status == .created, "\(bound.text)")
+            #expect(bound.object["dpop_bound_access_tokens"] as? Bool == true)
+            let boundID = try #require(bound.string("client_id"))
+            let stored = try await server.persistence.read { try await $0.clients.find(id: boundID) }
+            #expect(stored?.settings.dpop == .required)
+            let access = try #require(bound.string("registration_access_token"))
+            let read = try await Self.call(client, .get, "/oauth/register/\(boundID)", token: access)
+            #expect(read.object["dpop_bound_access_tokens"] as? Bool == true)
+            // The setting does what it says: a sign-in for this client without a proof is refused.
+            // (Verification off, so a sign-up starts a session; the server caches a client for a second.)
+            _ = try await ClientAdmin(persistence: server.persistence, clock: server.clock).update(
+                id: boundID, settings: ["email_verification=off"])
+            try await Task.sleep(for: .milliseconds(1100))
+            let unproved = try await client.json(
+                .post, "/v1/signup", ["client_id": boundID, "email": "bound@example.com", "password": "correct horse battery"])
+            #expect(unproved.status == .badRequest && unproved.string("code") == "invalid_dpop_proof", "\(unproved.text)")
+
+            let second = try await registrationToken()
+            let plain = try await Self.register(client, metadata, token: second)
+            #expect(plain.status == .created && plain.object["dpop_bound_access_tokens"] as? Bool == false, "\(plain.text)")
+            let plainID = try #require(plain.string("client_id"))
+            #expect(try await server.persistence.read { try await $0.clients.find(id: plainID) }?.settings.dpop == .allowed)
+        }
+    }
+
     static func put(
         _ client: some TestClientProtocol, _ path: String, _ metadata: [String: Any], token: String
     ) async throws -> TestResponse {

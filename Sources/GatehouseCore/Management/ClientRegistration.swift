@@ -52,6 +52,8 @@ public struct ClientRegistration: Sendable {
         public var frontchannelLogoutURI: String?
         public var frontchannelLogoutSessionRequired: Bool?
         public var jwksURI: String?
+        /// RFC 9449 §5.2: every access token of this client is DPoP-bound (`dpop=required`).
+        public var dpopBoundAccessTokens: Bool
 
         enum CodingKeys: String, CodingKey {
             case clientID = "client_id", clientSecret = "client_secret", clientIDIssuedAt = "client_id_issued_at"
@@ -66,6 +68,7 @@ public struct ClientRegistration: Sendable {
             case subjectType = "subject_type", frontchannelLogoutURI = "frontchannel_logout_uri"
             case frontchannelLogoutSessionRequired = "frontchannel_logout_session_required"
             case jwksURI = "jwks_uri"
+            case dpopBoundAccessTokens = "dpop_bound_access_tokens"
         }
     }
 
@@ -327,6 +330,15 @@ public struct ClientRegistration: Sendable {
             if key == "require_pushed_authorization_requests" { settings.append("\(key)=" + (flag ? "on" : "off")) }
         }
         if m["require_pushed_authorization_requests"] == nil { settings.append("require_pushed_authorization_requests=off") }
+        // RFC 9449 §5.2: true makes a proof required for every token; left out, the default (allowed).
+        if let value = m["dpop_bound_access_tokens"] {
+            guard let flag = value as? Bool else {
+                throw GatehouseError.invalidClientMetadata("dpop_bound_access_tokens must be a boolean")
+            }
+            settings.append("dpop=" + (flag ? "required" : "allowed"))
+        } else {
+            settings.append("dpop=allowed")
+        }
         let allowed = ClientRecord.defaultScopes + ["address", "phone"]
         let asked = (try string("scope")).map { $0.split(separator: " ").map(String.init) } ?? ClientRecord.defaultScopes
         guard Set(asked).isSubset(of: Set(allowed)) else {
@@ -353,6 +365,6 @@ public struct ClientRegistration: Sendable {
             postLogoutRedirectURIs: s.postLogoutRedirectURIs.isEmpty ? nil : s.postLogoutRedirectURIs,
             requirePushedAuthorizationRequests: s.requirePushedAuthorizationRequests.isOn, subjectType: s.subjectType.rawValue,
             frontchannelLogoutURI: s.frontchannelLogoutURI, frontchannelLogoutSessionRequired: s.frontchannelLogoutURI == nil ? nil : true,
-            jwksURI: s.jwksURI)
+            jwksURI: s.jwksURI, dpopBoundAccessTokens: s.dpop == .required)
     }
 }
