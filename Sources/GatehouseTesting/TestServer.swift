@@ -7,6 +7,7 @@ import GatehouseStore
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 
 /// A Gatehouse on a fresh database with a test clock, cheap Argon2 parameters (debug builds hash
 /// slowly; the cost parameters do not change any rule under test) and a client per setting needed.
@@ -18,6 +19,7 @@ public struct TestServer: Sendable {
     public let mail: CapturedMail
     private let cleanup: @Sendable () async -> Void
     private let directory: URL
+    private let stopGuard: StopGuard
 
     public static let testArgon2 = Argon2Parameters(memoryKiB: 256, iterations: 1, parallelism: 1)
 
@@ -53,7 +55,8 @@ public struct TestServer: Sendable {
                 assurance: assurance, factors: factors)
         }
         return TestServer(
-            server: server, clock: clock, database: database, mail: mail, cleanup: dropDatabase, directory: directory)
+            server: server, clock: clock, database: database, mail: mail, cleanup: dropDatabase, directory: directory,
+            stopGuard: StopGuard(server: server, cleanup: dropDatabase))
     }
 
     /// A SQLite server whose public URL is the loopback address ``runLive(_:)`` serves it on, as in
@@ -124,8 +127,13 @@ public struct TestServer: Sendable {
     public func withRouter(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         do {
             let label = directory.lastPathComponent
-            try await HangWatch.track("\(label): router test with its services") {
-                try await server.makeApplication().test(.router) { client in
+            // Without maintenance services (none falls due within a test) the router framework runs the
+            // body directly, with no service group: no SIGTERM/SIGINT dispatch sources registered and
+            // awaited per test. The whole suite hung now and then with every thread idle (a continuation
+            // never resumed); hundreds of service groups awaiting their signal sources' registration at
+            // once was a suspect, not reproduced in isolation (README, "Known test-suite issue").
+            try await HangWatch.track("\(label): router test") {
+                try await server.makeApplication(maintenance: false).test(.router) { client in
                     try await HangWatch.track("\(label): router test body") { try await body(client) }
                 }
             }
@@ -136,7 +144,23 @@ public struct TestServer: Sendable {
         await stop()
     }
 
+    /// Runs `body` against the server on a real socket (Hummingbird's live test framework), then tears
+    /// everything down, also when `body` throws: a server dropped without ``stop()`` leaves its SQLite
+    /// connections open, which sqlite-nio asserts against and which crashed the whole test binary.
+    public func withLive(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        do {
+            try await HangWatch.track("\(directory.lastPathComponent): live test") {
+                try await server.makeApplication().test(.live, body)
+            }
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+    }
+
     public func stop() async {
+        stopGuard.stopped.store(true, ordering: .releasing)
         await HangWatch.track("\(directory.lastPathComponent): stop") {
             await server.shutdown()
             await cleanup()
@@ -167,4 +191,27 @@ public struct TestServer: Sendable {
         // Made once per process; a failure here is a broken crypto library, not a test outcome.
         (try? _RSA.Signing.PrivateKey(keySize: .bits2048).derRepresentation) ?? Data()
     }()
+}
+
+/// Shuts a server down when a test drops its ``TestServer`` without ``TestServer/stop()`` (a test that
+/// threw between its start and its stop): sqlite-nio asserts that every connection was closed before
+/// it is freed, and that assertion took the whole test binary, and every other test's result, with it.
+final class StopGuard: Sendable {
+    let stopped = Atomic<Bool>(false)
+    private let server: GatehouseServer
+    private let cleanup: @Sendable () async -> Void
+
+    init(server: GatehouseServer, cleanup: @escaping @Sendable () async -> Void) {
+        self.server = server
+        self.cleanup = cleanup
+    }
+
+    deinit {
+        guard !stopped.load(ordering: .acquiring) else { return }
+        // The task keeps the server (and so its connections) alive until they are closed.
+        Task { [server, cleanup] in
+            await server.shutdown()
+            await cleanup()
+        }
+    }
 }

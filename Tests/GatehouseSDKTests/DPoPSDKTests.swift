@@ -115,7 +115,7 @@ struct DPoPSDKTests {
     }
 
     @Test(
-        "SDK-DPOP-4: a custom authenticator's key is the device key its sessions are bound to: cnf.jkt is the thumbprint of the public key the server registered for it, at registration and at every sign-in with it, refreshes keep it, signing out keeps the authenticator's key; after signing out, a biometric sign-in (a key that asks the user) is bound to a key of its own"
+        "SDK-DPOP-4: a custom authenticator's key is the device key its sessions are bound to: cnf.jkt is the thumbprint of the public key the server registered for it, at registration (the session that registered, bound to another key, is ended with that key's proof) and at every sign-in with it, refreshes keep it, signing out keeps the authenticator's key; after signing out, a biometric sign-in (a key that asks the user) is bound to a key of its own"
     )
     func deviceAuthenticatorKey() async throws {
         let server = try await DeviceProfilesTests.server(hooks: FlowHooks([CustomDataHook()]))
@@ -123,10 +123,14 @@ struct DPoPSDKTests {
             let (client, profiles) = DeviceProfilesTests.setUp(base, custom: [HardwareToken()])
             _ = try await client.signUp(email: "one-key@example.com", password: "correct horse battery")
             _ = try await profiles.registerBiometric()
+            let registering = try await currentSessionID(client)
             let profile = try await profiles.registerCustom("hw-token")
             let custom = try #require(profile.authenticators.first { $0.type == .custom })
             let registered = try await registeredThumbprint(server, authenticatorID: custom.id)
             #expect(try await boundThumbprint(client) == registered, "registration's own session")
+            // The session that registered (bound to another key) was ended on the server, with its own key's proof.
+            let ended = try await server.persistence.read { try await $0.sessions.find(id: registering) }
+            #expect(ended?.revokedAt != nil, "the registering session is still live")
 
             _ = await profiles.signOut()
             try await profiles.signIn(profile: profile, authenticator: custom)
@@ -158,6 +162,15 @@ struct DPoPSDKTests {
         let y = Base64URL.encode(Data(point.suffix(32)))
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
         return Base64URL.encode(Data(SHA256.hash(data: Data(canonical.utf8))))
+    }
+
+    /// The session (`sid`) of the client's current access token.
+    private func currentSessionID(_ client: AuthClient) async throws -> UUID {
+        let authorized = try await client.authorize(URLRequest(url: URL(string: "http://127.0.0.1/")!))
+        let header = try #require(authorized.value(forHTTPHeaderField: "Authorization"))
+        let token = String(try #require(header.split(separator: " ").last))
+        let sid = try #require(try accessClaims(token)["sid"] as? String)
+        return try #require(UUID(uuidString: sid))
     }
 
     /// The `cnf.jkt` of the client's current access token.

@@ -65,7 +65,7 @@ struct EdgeTests {
                     meta: RequestMeta(ipAddress: "192.0.2.1"), stores: stores)
             }.get().browser().cookie)
         let app = Application(router: Self.router(for: server))
-        try await server.server.makeApplication().test(.router) { client in
+        try await server.server.makeApplication(maintenance: false).test(.router) { client in
             let user = try await signUp(client, email: "bearer@example.com")
             let token = try await client.form(
                 "/oauth/token", ["grant_type": "client_credentials", "scope": "admin:read"],

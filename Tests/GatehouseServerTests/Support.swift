@@ -64,8 +64,8 @@ func withTwoNodes(
     }
     do {
         try await prepare(a)
-        try await a.server.makeApplication().test(.router) { one in
-            try await b.server.makeApplication().test(.router) { two in try await body(one, two) }
+        try await a.server.makeApplication(maintenance: false).test(.router) { one in
+            try await b.server.makeApplication(maintenance: false).test(.router) { two in try await body(one, two) }
         }
     } catch {
         await b.stop()

@@ -36,7 +36,7 @@ struct TransportTests {
         ])
     func chunkedTooLarge(path: String, contentType: String, expected: String) async throws {
         let server = try await TestServer.startOpen(.sqlite)
-        try await server.server.makeApplication().test(.live) { client in
+        try await server.withLive { client in
             let port = try #require(client.port)
             let result = try await Subprocess.run(
                 URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.chunkedPost, "\(port)", path, "5", contentType])
@@ -51,7 +51,6 @@ struct TransportTests {
             let health = try await client.executeRequest(uri: "/health/live", method: .get, headers: [:], body: nil)
             #expect(health.status == .ok)
         }
-        await server.stop()
     }
 
     /// Sends one request with a header of `size` KiB; prints the status line and body.
@@ -80,7 +79,7 @@ struct TransportTests {
     @Test("Header fields over 80 KiB get a 431 problem document and the connection closes; the server stays healthy")
     func headersTooLarge() async throws {
         let server = try await TestServer.startOpen(.sqlite)
-        try await server.server.makeApplication().test(.live) { client in
+        try await server.withLive { client in
             let port = try #require(client.port)
             let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.bigHeader, "\(port)", "90"])
             #expect(result.status == 0, "\(result.output)")
@@ -90,34 +89,31 @@ struct TransportTests {
             let small = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.bigHeader, "\(port)", "1"])
             #expect(small.output.hasPrefix("HTTP/1.1 200 "), "\(small.output)")
         }
-        await server.stop()
     }
 
     @Test("A connection that sends nothing is closed after the idle timeout")
     func idleTimeout() async throws {
         let server = try await TestServer.startOpen(.sqlite) { $0.idleTimeout = 1 }
-        try await server.server.makeApplication().test(.live) { client in
+        try await server.withLive { client in
             let port = try #require(client.port)
             let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.idle, "\(port)"])
             // Closed by the server (not the 30 s client timeout, which would fail the script).
             #expect(result.status == 0 && result.output.hasPrefix("closed"), "\(result.output)")
         }
-        await server.stop()
     }
 
     @Test("/metrics: a loopback caller without a proxy is answered; through a proxy it is 403; with a token only the token opens it")
     func metricsAccess() async throws {
         let open = try await TestServer.startOpen(.sqlite)
-        try await open.server.makeApplication().test(.live) { client in
+        try await open.withLive { client in
             let direct = try await client.executeRequest(uri: "/metrics", method: .get, headers: [:], body: nil)
             #expect(direct.status == .ok)
             let proxied = try await client.executeRequest(
                 uri: "/metrics", method: .get, headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.5"], body: nil)
             #expect(proxied.status == .forbidden)
         }
-        await open.stop()
         let guarded = try await TestServer.startOpen(.sqlite) { $0.metricsToken = "metrics-secret" }
-        try await guarded.server.makeApplication().test(.live) { client in
+        try await guarded.withLive { client in
             #expect(try await client.executeRequest(uri: "/metrics", method: .get, headers: [:], body: nil).status == .unauthorized)
             let wrong = try await client.executeRequest(uri: "/metrics", method: .get, headers: [.authorization: "Bearer nope"], body: nil)
             #expect(wrong.status == .unauthorized)
@@ -125,6 +121,5 @@ struct TransportTests {
                 uri: "/metrics", method: .get, headers: [.authorization: "Bearer metrics-secret"], body: nil)
             #expect(right.status == .ok && String(buffer: right.body).contains("hb_requests"))
         }
-        await guarded.stop()
     }
 }

@@ -76,8 +76,8 @@ struct WebhooksTests {
             $0.databaseURL = a.server.configuration.databaseURL
             $0.secretFile = secret
         }
-        try await a.server.makeApplication().test(.router) { one in
-            try await b.server.makeApplication().test(.router) { two in
+        try await a.server.makeApplication(maintenance: false).test(.router) { one in
+            try await b.server.makeApplication(maintenance: false).test(.router) { two in
                 for index in 0..<10 {
                     if index.isMultiple(of: 2) {
                         _ = try await signUp(one, email: "node-\(index)@example.com")

@@ -4,22 +4,30 @@ import ServiceLifecycle
 
 // Apart from GatehouseServer.swift so the server's parts do not depend on the routes that use them.
 extension GatehouseServer {
-    /// The HTTP application, with background services attached.
-    public func makeApplication() -> some ApplicationProtocol {
+    /// The HTTP application, with background services attached. `maintenance: false` leaves out the
+    /// periodic work (signing-key reload, node heartbeat, outbox dispatch, clean-up): for tests that
+    /// drive the router for seconds, where none of it falls due, and where Hummingbird's router test
+    /// framework would otherwise run a service group per test, trapping SIGTERM and SIGINT with two
+    /// libdispatch signal sources each (see `TestServer.withRouter`).
+    public func makeApplication(maintenance: Bool = true) -> some ApplicationProtocol {
         // HEAD answers like GET without the body (RFC 9110 §9.3.2), as `Allow` says it does.
         let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
-        var backgroundServices: [any Service] = [
-            KeyReloadService(keys: keys, logger: services.logger), NodeHeartbeatService(persistence: persistence, logger: services.logger),
-        ]
+        var backgroundServices: [any Service] = []
         if let traceExporter { backgroundServices.append(traceExporter) }
-        if configuration.runOutboxDispatcher {
-            backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
-        }
-        if configuration.cleanupInterval > 0 {
-            backgroundServices.append(
-                CleanupService(
-                    housekeeping: Housekeeping(services: services),
-                    interval: .milliseconds(Int64(configuration.cleanupInterval * 1000)), logger: services.logger))
+        if maintenance {
+            backgroundServices += [
+                KeyReloadService(keys: keys, logger: services.logger),
+                NodeHeartbeatService(persistence: persistence, logger: services.logger),
+            ]
+            if configuration.runOutboxDispatcher {
+                backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
+            }
+            if configuration.cleanupInterval > 0 {
+                backgroundServices.append(
+                    CleanupService(
+                        housekeeping: Housekeeping(services: services),
+                        interval: .milliseconds(Int64(configuration.cleanupInterval * 1000)), logger: services.logger))
+            }
         }
         Routes(server: self).register(on: router)
         return Application(

@@ -29,15 +29,23 @@ final class DPoPSigner: @unchecked Sendable {
 
     private let clock: any AuthClock
 
-    /// A device key of this device that a sign-in proves possession with anyway (a custom
-    /// authenticator's): its proof is signed with that key, so the session is bound to the same device
-    /// key instead of a new one. Task-local: only the sign-in request sent inside `withValue` uses it.
+    /// A key and how the session store keeps it.
     struct SignInKey: Sendable {
         var key: any DeviceKey
         var stored: StoredDPoPKey
     }
 
-    @TaskLocal static var signInKey: SignInKey?
+    /// The key this task's requests are signed with instead of the session's. A sign-in with a device
+    /// key of this device that signs without the user (a custom authenticator's) binds the new session
+    /// to that key rather than a new one; a request for a session that was just replaced (its logout)
+    /// is signed with that session's key. Task-local: only requests sent inside `withValue` use it.
+    @TaskLocal static var requestKey: SignInKey?
+
+    /// The current session's key, if one is held: what a request for that session needs once another
+    /// sign-in has replaced it.
+    var currentKey: SignInKey? {
+        lock.withLock { key.flatMap { key in record.map { SignInKey(key: key, stored: $0) } } }
+    }
 
     init(enabled: Bool, provider: any DPoPKeyProvider, clock: any AuthClock) {
         self.enabled = enabled
@@ -114,7 +122,7 @@ final class DPoPSigner: @unchecked Sendable {
     }
 
     private func proof(method: String, url: URL, accessToken: String?) async throws -> (String, StoredDPoPKey) {
-        let given = accessToken == nil ? Self.signInKey : nil
+        let given = Self.requestKey
         let (signer, used, origin) = try lock.withLock { () throws -> (any DeviceKey, StoredDPoPKey, String) in
             if let given { return (given.key, given.stored, Self.origin(url)) }
             if let key, let record { return (key, record, Self.origin(url)) }

@@ -177,7 +177,7 @@ extension DeviceProfiles {
             body: DeviceAuthenticationRequest(
                 clientId: clientID, challengeId: challenge.challengeId, signature: PKCE.base64URL(signature), customData: customData))
         let tokens: TokenResponse = try await deregisteringOnLoss(profile: profile, authenticator: authenticator) {
-            try await DPoPSigner.$signInKey.withValue(deviceKey) { try await client.http.send(request) }
+            try await DPoPSigner.$requestKey.withValue(deviceKey) { try await client.http.send(request) }
         }
         let result = try await client.adopt(tokens)
         try await update {

@@ -159,8 +159,12 @@ public actor DeviceProfiles {
         }
         // Prove the key at once and make the session one bound to it; the session that registered ends.
         let previous = await client.currentAccessToken()
+        // The session that registered is bound to its own key, which may not be the new session's.
+        let previousKey = client.http.dpop.currentKey
         _ = try await exchange(profile: saved, authenticator: registered, deviceKey: deviceKey, sign: sign)
-        if let previous { await client.revokeQuietly(accessToken: previous) }
+        if let previous {
+            await DPoPSigner.$requestKey.withValue(previousKey) { await client.revokeQuietly(accessToken: previous) }
+        }
         return saved
     }
 
