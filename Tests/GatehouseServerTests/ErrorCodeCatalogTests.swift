@@ -83,6 +83,32 @@ struct ErrorCodeCatalogTests {
         }
     }
 
+    @Test(
+        "EC-4: every description, summary and title in the OpenAPI document is text: schemathesis refuses a schema whose description is a number (an unquoted 600 stopped the CI fuzz run)"
+    )
+    func openAPITextIsText() throws {
+        let yaml = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/GatehouseServer/Resources/openapi.yaml"), encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: yaml) as? [String: Any])
+        var wrong: [String] = []
+        func walk(_ node: Any, _ path: String) {
+            if let object = node as? [String: Any] {
+                for (key, value) in object {
+                    // Under `properties` the keys are field names, which may be called `description` or `title`.
+                    let isPropertyName = path.hasSuffix("/properties")
+                    if !isPropertyName, ["description", "summary", "title"].contains(key), !(value is String) {
+                        wrong.append("\(path)/\(key): \(value)")
+                    }
+                    walk(value, "\(path)/\(key)")
+                }
+            } else if let array = node as? [Any] {
+                for (index, value) in array.enumerated() { walk(value, "\(path)/\(index)") }
+            }
+        }
+        walk(document, "")
+        #expect(wrong.isEmpty, "\(wrong.sorted())")
+    }
+
     @Test("EC-3: the OpenAPI document lists exactly these codes (problem codes and OAuth errors)")
     func openAPIAgrees() throws {
         let yaml = try String(
