@@ -216,6 +216,7 @@ struct ServeCommand: AsyncParsableCommand {
         c.allowInsecureDatabase = Env.flag("GATEHOUSE_DATABASE_INSECURE")
         c.devOutbox = devOutbox || ProcessInfo.processInfo.environment["GATEHOUSE_DEV_OUTBOX"] == "1"
         c.dpopNonces = dpopNonces || ProcessInfo.processInfo.environment["GATEHOUSE_DPOP_NONCES"] == "1"
+        c.passkeys = try PasskeyEnvironment.settings(publicURL: c.publicURL)
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
         return c

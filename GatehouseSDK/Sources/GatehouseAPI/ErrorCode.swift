@@ -61,6 +61,10 @@ extension ErrorCode {
     /// The challenge was used, expired or never issued.
     public static let challengeExpired: ErrorCode = "challenge_expired"
     public static let authenticatorExists: ErrorCode = "authenticator_exists"
+    // Passkeys
+    /// A passkey's response failed one of WebAuthn's checks (its origin, challenge, RP ID, flags,
+    /// attestation or encoding); the problem's detail names which.
+    public static let invalidPasskey: ErrorCode = "invalid_passkey"
     /// A social provider's token was refused: bad signature, issuer, audience, lifetime or nonce, or a
     /// nonce already used. Get a fresh token (and nonce) from the provider's SDK.
     public static let invalidProviderToken: ErrorCode = "invalid_provider_token"
@@ -141,7 +145,7 @@ extension ErrorCode {
         .sessionRevoked, .invalidClient, .flowExpired, .csrfFailed,
         .alreadyRegistered,
         .invalidCode, .codeExpired, .notEnabled,
-        .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists,
+        .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists, .invalidPasskey,
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
         .accessDenied,
         .invalidGrant, .invalidScope, .invalidRequestObject, .invalidRedirectURI, .invalidClientMetadata, .invalidTarget,

@@ -95,7 +95,7 @@ public struct IdentitiesFlow: Sendable {
                 throw GatehouseError.notFound("No such identity.")
             }
             let others = try await stores.credentials.list(userID: userID, type: nil)
-                .filter { $0.id != credential.id && ($0.type == .oidc || $0.type == .password) }
+                .filter { $0.id != credential.id && SignInMethods.standsAlone($0.type) }
             guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
             _ = try await stores.credentials.delete(id: credential.id)
             try await stores.announceEnd(of: userID, at: now, notices: services.notices) { $0.credentialID == credential.id }

@@ -50,7 +50,7 @@ public enum ClientSettingsParser {
         case "identifier_status": s.identifierStatus = try toggle()
         case "recovery_unknown_notice": s.recoveryUnknownNotice = try toggle()
         case "methods":
-            let allowed = ["password", "email_otp", "sms_otp"]
+            let allowed = ["password", "email_otp", "sms_otp", "passkey"]
             let methods = list()
             guard !methods.isEmpty, methods.allSatisfy(allowed.contains) else {
                 throw bad(key, "a comma-separated subset of \(allowed.joined(separator: ","))")

@@ -58,4 +58,7 @@ public enum CredentialVerification: Sendable, Equatable {
     /// password hashed with older parameters).
     case verified(upgradedConfig: String?)
     case rejected
+    /// Refused, and the credential is marked: `config` replaces the stored one (a passkey whose
+    /// signature counter went backwards, a sign of a cloned authenticator).
+    case flagged(config: String)
 }

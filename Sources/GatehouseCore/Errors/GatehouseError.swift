@@ -398,3 +398,17 @@ extension GatehouseError {
         GatehouseError(.clientAuthentication, code: .invalidClient, title: "Invalid client", detail: detail)
     }
 }
+
+// MARK: - Passkeys
+
+extension GatehouseError {
+    /// A passkey response that failed a check of its own, whatever credential it names: the detail is
+    /// the check (no secret is in it).
+    public static func invalidPasskey(_ reason: WebAuthnError) -> GatehouseError {
+        GatehouseError(
+            .badRequest, code: .invalidPasskey, title: "Passkey refused", detail: "The passkey's response was refused: \(reason).")
+    }
+
+    public static let passkeyExists = GatehouseError(
+        .conflict, code: .authenticatorExists, title: "Already registered", detail: "This passkey is already registered.")
+}

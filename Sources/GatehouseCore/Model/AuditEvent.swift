@@ -70,6 +70,11 @@ public struct AuditEvent: Sendable, Hashable {
     public static let factorRemoved = "mfa.removed"
     public static let recoveryCodeUsed = "mfa.recovery_code_used"
     public static let recoveryCodesRegenerated = "mfa.recovery_codes_regenerated"
+    /// A credential refused and marked as suspect (a passkey whose signature counter went backwards).
+    public static let credentialFlagged = "credential.flagged"
+    /// Passkeys are enrolled and removed as factors are (`mfa.enrolled`, `mfa.removed`, method
+    /// `passkey`); a new name is audited alone.
+    public static let passkeyRenamed = "passkey.renamed"
 
     /// Operators' actions: `admin.` and what was done (`admin.user.deleted`, `admin.client.created`, …).
     public static func admin(_ action: String) -> String { "admin." + action }

@@ -14,6 +14,8 @@ public struct CredentialType: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let totp = CredentialType(rawValue: "totp")
     /// One of a user's single-use recovery codes (a second factor): identifier the code's keyed hash.
     public static let recoveryCode = CredentialType(rawValue: "recovery_code")
+    /// A passkey (WebAuthn public key credential): identifier its credential id, base64url.
+    public static let passkey = CredentialType(rawValue: "passkey")
 
     public var description: String { rawValue }
 }

@@ -84,7 +84,19 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
             if let limit, let reserved {
                 try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
             }
-            _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
+            _ = try await services.persistence.transaction { stores in
+                if case .flagged(let config) = verification {
+                    var flagged = credential
+                    flagged.config = config
+                    flagged.updatedAt = now
+                    try await stores.credentials.update(flagged)
+                    try await stores.audit.append(
+                        AuditEvent(
+                            at: now, type: AuditEvent.credentialFlagged, userID: credential.userID, clientID: client.id,
+                            method: strategy.type.rawValue, meta: meta))
+                }
+                return try await stores.credentials.recordFailure(id: credential.id, at: now)
+            }
             await logFailure("sign-in failed", client: client, account: shown, meta: meta)
             throw GatehouseError.invalidCredentials
         }

@@ -38,6 +38,8 @@ public struct CoreServices: Sendable {
     public let factors: [String: any SecondFactor]
     /// DPoP proofs (RFC 9449) checked against their request, once across every node.
     public let dpop: DPoPVerifier
+    /// Who Gatehouse is to passkey authenticators (RP ID, origins, attestation roots).
+    public let relyingParty: RelyingParty
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
@@ -53,6 +55,7 @@ public struct CoreServices: Sendable {
         self.secret = secret
         self.clock = clock
         self.settings = settings
+        self.relyingParty = settings.passkeys.relyingParty(publicURL: settings.publicURL)
         self.logger = logger
         self.hooks = hooks
         let cache = ClientCache()

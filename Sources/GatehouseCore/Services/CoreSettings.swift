@@ -37,6 +37,8 @@ public struct CoreSettings: Sendable {
     public var flowLifetime: TimeInterval = 30 * 60
     /// How long a recovery session may set a new password without the old one.
     public var recoveryPasswordWindow: TimeInterval = 10 * 60
+    /// The relying party passkeys are scoped to, and the apps that share them.
+    public var passkeys = PasskeySettings()
 
     public init(publicURL: String) {
         self.publicURL = publicURL

@@ -82,6 +82,8 @@ public struct ServerConfiguration: Sendable {
     /// Write text messages to the development outbox when no SMS gateway is set (development only:
     /// codes land in files and the log). Without it, and without a gateway, SMS sign-in is refused.
     public var devOutbox = false
+    /// Passkeys: the RP ID and name, extra origins, native apps, attestation roots.
+    public var passkeys = PasskeySettings()
 
     public init() {}
 
@@ -89,6 +91,7 @@ public struct ServerConfiguration: Sendable {
         var settings = CoreSettings(publicURL: publicURL)
         settings.refreshReuseGrace = refreshReuseGrace
         settings.dpopNonces = dpopNonces
+        settings.passkeys = passkeys
         settings.codeTTL = codeTTL
         settings.codeMaxAttempts = codeAttempts
         settings.verificationLinkTTL = verificationLinkTTL

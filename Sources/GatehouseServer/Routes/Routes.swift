@@ -68,6 +68,11 @@ struct Routes {
         let devices = AuthenticatorRoutes(services: services)
         api.post("authenticators/challenge", use: devices.challenge)
         api.post("authenticators/authenticate", use: devices.authenticate)
+        // Passkeys: a challenge needs nothing guessable to answer (a registered key's signature), so,
+        // like a device challenge, it is not counted per address; its flow expires in five minutes.
+        let passkeys = PasskeyRoutes(services: services)
+        api.post("passkeys/authentication/options", use: passkeys.authenticationOptions)
+        api.post("passkeys/authentication", use: passkeys.authenticate)
 
         // The signed-in user's API: a user's bearer token, checked before the handler runs.
         let me = router.group("/v1")
@@ -95,6 +100,11 @@ struct Routes {
         me.post("me/factors/recovery-codes", use: secondFactors.regenerateRecoveryCodes)
         me.post("me/factors/:id/confirm", use: secondFactors.confirm)
         me.delete("me/factors/:id", use: secondFactors.remove)
+        me.post("passkeys/registration/options", use: passkeys.registrationOptions)
+        me.post("passkeys/registration", use: passkeys.register)
+        me.get("me/passkeys", use: passkeys.list)
+        me.patch("me/passkeys/:id", use: passkeys.rename)
+        me.delete("me/passkeys/:id", use: passkeys.remove)
         let webSessions = WebSessionRoutes(services: services, catalog: server.templates)
         me.post("web-session", use: webSessions.create)
         let userInfo = UserInfoRoutes(services: services)
@@ -250,6 +260,10 @@ struct Routes {
         let discovery = DiscoveryRoutes(server: server)
         router.get("/.well-known/openid-configuration", use: discovery.openIDConfiguration)
         router.get("/.well-known/jwks.json", use: discovery.jwks)
+        // The native apps that share this server's passkeys.
+        let apps = AppAssociationRoutes(settings: services.settings.passkeys)
+        router.get("/.well-known/apple-app-site-association", use: apps.appleAppSiteAssociation)
+        router.get("/.well-known/assetlinks.json", use: apps.assetLinks)
 
         let operations = OperationsRoutes(server: server)
         router.get("/health/live", use: operations.live)
