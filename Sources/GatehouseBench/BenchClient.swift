@@ -34,6 +34,15 @@ public struct BenchClient: Sendable {
         return try await send(request)
     }
 
+    public func postJSON(_ path: String, document: String, bearer: String? = nil) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        request.body = .bytes(ByteBuffer(string: document))
+        return try await send(request)
+    }
+
     public func postForm(
         _ path: String, _ fields: [(String, String)], basic: (String, String)? = nil, headers: [(String, String)] = []
     ) async throws -> Answer {
@@ -69,6 +78,7 @@ public struct BenchClient: Sendable {
     public func send(_ call: Target.Call) async throws -> Answer {
         switch call.body {
         case .json(let fields): try await postJSON(call.path, fields, bearer: call.bearer, headers: call.headers)
+        case .rawJSON(let document): try await postJSON(call.path, document: document, bearer: call.bearer)
         case .form(let fields): try await postForm(call.path, fields, basic: call.basic, headers: call.headers)
         case .none: try await get(call.path, bearer: call.bearer, headers: call.headers)
         }

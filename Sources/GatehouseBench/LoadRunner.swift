@@ -110,6 +110,8 @@ public struct LoadRunner: Sendable {
         var dpopKey: BenchDPoPKey?
         /// The device code a TV polls with (`device-poll`).
         var deviceCode: String?
+        /// The registered passkey (`passkey`).
+        var passkey: BenchPasskey?
     }
 
     private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
@@ -120,7 +122,8 @@ public struct LoadRunner: Sendable {
             }
             return Session(access: "", deviceCode: code)
         }
-        guard [.refresh, .introspect, .me, .device, .authorize, .refreshDPoP, .meDPoP, .tokenExchange].contains(scenario) else {
+        guard [.refresh, .introspect, .me, .device, .authorize, .refreshDPoP, .meDPoP, .tokenExchange, .passkey].contains(scenario)
+        else {
             return nil
         }
         let user = users[worker % max(1, users.count)]
@@ -157,6 +160,8 @@ public struct LoadRunner: Sendable {
             made.authenticatorID = id
             device = made
         }
+        var passkey: BenchPasskey?
+        if scenario == .passkey { passkey = try await registerPasskey(access: access) }
         var browserCookie: String?
         if scenario == .authorize {
             // The browser signs in the way an app hands its user to the web: a one-time web-session URL.
@@ -174,7 +179,8 @@ public struct LoadRunner: Sendable {
             browserCookie = String(cookie)
         }
         return Session(
-            access: access, chain: refresh.map(RefreshChain.init), device: device, browserCookie: browserCookie, dpopKey: dpopKey)
+            access: access, chain: refresh.map(RefreshChain.init), device: device, browserCookie: browserCookie, dpopKey: dpopKey,
+            passkey: passkey)
     }
 
     private func worker(
@@ -219,6 +225,8 @@ public struct LoadRunner: Sendable {
                 let answer =
                     if scenario == .device {
                         try await deviceSignIn(session!.device!)
+                    } else if scenario == .passkey {
+                        try await passkeySignIn(session!.passkey!)
                     } else if scenario == .authorize {
                         try await hostedSignIn(cookie: session!.browserCookie!)
                     } else {
@@ -284,6 +292,7 @@ public struct LoadRunner: Sendable {
         case .device: preconditionFailure("device runs as two calls")
         case .loginTOTP: preconditionFailure("login-totp runs as two calls")
         case .authorize: preconditionFailure("authorize runs as two calls")
+        case .passkey: preconditionFailure("passkey runs as two calls")
         }
     }
 
@@ -321,6 +330,40 @@ public struct LoadRunner: Sendable {
         }
         let signature = try device.sign(challengeID: id, challenge: nonce, clientID: target.clientID)
         return try await client.send(target.deviceAuthenticate(challengeID: id, signature: signature))
+    }
+
+    /// Registers a passkey for the signed-in virtual user (set-up, not measured).
+    private func registerPasskey(access: String) async throws -> BenchPasskey {
+        let options = try await client.send(target.passkeyRegistrationOptions(access: access))
+        let publicKey = options.json?["public_key"] as? [String: Any]
+        guard let flow = options.string("flow_id"), let challenge = publicKey?["challenge"] as? String,
+            let handle = (publicKey?["user"] as? [String: Any])?["id"] as? String,
+            let rpID = (publicKey?["rp"] as? [String: Any])?["id"] as? String
+        else {
+            throw BenchError.setup("passkey options answered \(options.status): \(String(buffer: options.body).prefix(200))")
+        }
+        var passkey = BenchPasskey()
+        passkey.userHandle = handle
+        passkey.rpID = rpID
+        // The server accepts its public URL's origin, which is the address the bench was given.
+        passkey.origin =
+            URLComponents(string: client.baseURL).map { "\($0.scheme ?? "http")://\($0.host ?? "")" + ($0.port.map { ":\($0)" } ?? "") }
+            ?? ""
+        let registered = try await client.send(
+            target.passkeyRegister(flowID: flow, credential: try passkey.registration(challenge: challenge), access: access))
+        guard registered.status == 201 else {
+            throw BenchError.setup("passkey registration answered \(registered.status): \(String(buffer: registered.body).prefix(200))")
+        }
+        return passkey
+    }
+
+    /// A challenge and the assertion over it; a refused challenge is the answer.
+    private func passkeySignIn(_ passkey: BenchPasskey) async throws -> BenchClient.Answer {
+        let options = try await client.send(target.passkeyOptions())
+        guard options.status == 200, let flow = options.string("flow_id"),
+            let challenge = (options.json?["public_key"] as? [String: Any])?["challenge"] as? String
+        else { return options }
+        return try await client.send(target.passkeyAuthenticate(flowID: flow, credential: try passkey.assertion(challenge: challenge)))
     }
 
     /// Follows the chain; Gatehouse must always rotate, a peer that does not rotate keeps its token.

@@ -16,7 +16,9 @@ import Foundation
 /// virtual user holds one device code and polls it; the answer is 400 `authorization_pending` or
 /// `slow_down` (a closed loop polls faster than the interval), which is this scenario's success.
 /// `token-exchange` is a service trading a signed-in user's access token for one meant for a
-/// downstream audience (RFC 8693, the confidential client with `token_exchange=on`).
+/// downstream audience (RFC 8693, the confidential client with `token_exchange=on`). `passkey` is a
+/// usernameless passkey sign-in with a P-256 key registered at set-up: a challenge, then the signed
+/// assertion (two requests, timed together).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social
     case loginTOTP = "login-totp"
@@ -27,6 +29,7 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
     case meDPoP = "me-dpop"
     case devicePoll = "device-poll"
     case tokenExchange = "token-exchange"
+    case passkey
     case mixed
 }
 

@@ -51,11 +51,14 @@ public struct Target: Sendable {
             case none
             case json([String: String])
             case form([(String, String)])
+            /// A JSON document built by the caller (nested members: a passkey's response).
+            case rawJSON(String)
 
             public static func == (a: Body, b: Body) -> Bool {
                 switch (a, b) {
                 case (.none, .none): true
                 case (.json(let x), .json(let y)): x == y
+                case (.rawJSON(let x), .rawJSON(let y)): x == y
                 case (.form(let x), .form(let y)): x.elementsEqual(y, by: { $0 == $1 })
                 default: false
                 }
@@ -193,6 +196,26 @@ public struct Target: Sendable {
         Call(
             path: "/v1/authenticators/authenticate",
             body: .json(["client_id": clientID, "challenge_id": challengeID, "signature": signature]))
+    }
+
+    public func passkeyRegistrationOptions(access: String) -> Call {
+        Call(path: "/v1/passkeys/registration/options", body: .json([:]), bearer: access)
+    }
+
+    /// `credential`: a `RegistrationResponseJSON` document.
+    public func passkeyRegister(flowID: String, credential: String, access: String) -> Call {
+        Call(path: "/v1/passkeys/registration", body: .rawJSON(#"{"flow_id":"\#(flowID)","credential":\#(credential)}"#), bearer: access)
+    }
+
+    public func passkeyOptions() -> Call {
+        Call(path: "/v1/passkeys/authentication/options", body: .json(["client_id": clientID]))
+    }
+
+    /// `credential`: an `AuthenticationResponseJSON` document.
+    public func passkeyAuthenticate(flowID: String, credential: String) -> Call {
+        Call(
+            path: "/v1/passkeys/authentication",
+            body: .rawJSON(#"{"client_id":"\#(clientID)","flow_id":"\#(flowID)","credential":\#(credential)}"#))
     }
 
     /// A device (a TV) asks for a device code and a user code (RFC 8628 §3.1).

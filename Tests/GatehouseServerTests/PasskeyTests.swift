@@ -201,7 +201,7 @@ struct PasskeyTests {
     }
 
     @Test(
-        "PK-4: refused with a 4xx and nothing stored: registrations with a wrong origin, another RP ID's hash, the sign-in type, a foreign challenge, a replayed or another user's challenge, no user verification, truncated or over-long CBOR, an unknown COSE algorithm, bad base64url, an already registered credential; sign-ins with a wrong origin, no user verification, no user handle, another credential's handle, a bad signature, an unknown credential, a replayed or another client's challenge, and a counter gone backwards, which also flags the passkey and audits it",
+        "PK-4: refused with a 4xx and nothing stored: registrations with a wrong origin, another RP ID's hash, the sign-in type, a foreign challenge, a replayed or another user's challenge, no user verification, truncated or over-long CBOR, an unknown COSE algorithm, bad base64url, an already registered credential; sign-ins with a wrong origin, no user verification, no user handle, another credential's handle, a bad signature, an unknown credential, a replayed or another client's challenge, and a counter gone backwards, which also flags the passkey (no sign-in with it after that) and audits it",
         arguments: TestDatabase.available)
     func refusals(_ database: TestDatabase) async throws {
         guard await Self.available() else { return }
@@ -349,6 +349,9 @@ struct PasskeyTests {
             #expect(config.flagged == "counter_went_backwards" && config.signCount == 3)
             let flagged = try await server.persistence.read { try await $0.audit.list(AuditQuery(type: AuditEvent.credentialFlagged)) }
             #expect(flagged.count == 1 && flagged.first?.userID == uuid && flagged.first?.method == "passkey")
+            // Flagged, it signs nobody in, whatever the counter says.
+            try await refusedSignIn("flagged", status: .unauthorized, code: "invalid_credentials", signCount: 100) { _ in }
+            #expect(try await sessions() == before + 1)
         }
     }
 

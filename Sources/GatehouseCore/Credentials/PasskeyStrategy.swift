@@ -70,7 +70,10 @@ public struct PasskeyStrategy: CredentialStrategy {
     public func shownIdentifier(of submission: Submission) -> String? { nil }
 
     public func verify(_ submission: Submission, against credential: CredentialRecord) async throws -> CredentialVerification {
-        guard var config = try? credential.decodeConfig(Config.self), let stored = Self.stored(config, credentialID: credential)
+        // A passkey seen with a counter that went backwards may have a clone: neither copy signs in
+        // again until the owner removes it and registers anew.
+        guard var config = try? credential.decodeConfig(Config.self), config.flagged == nil,
+            let stored = Self.stored(config, credentialID: credential)
         else { return .rejected }
         // A usernameless sign-in names the account by the user handle: it must be this credential's.
         if let handle = submission.assertion.userHandle,
