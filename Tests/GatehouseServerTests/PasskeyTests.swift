@@ -420,4 +420,62 @@ struct PasskeyTests {
             #expect((statements.first?["relation"] as? [String])?.contains("delegate_permission/common.get_login_creds") == true)
         }
     }
+
+    @Test(
+        "PK-6: a passkey as the required second factor: on a client with mfa=required a password sign-in of a user with a passkey answers mfa_required offering passkey (no enrolment); the options name the user's passkey and the waiting sign-in's own challenge; the assertion (no user verification needed) completes it with amr pwd, hwk and mfa and starts exactly one session; an assertion over another waiting sign-in's challenge and a replay are refused",
+        arguments: TestDatabase.available)
+    func secondFactor(_ database: TestDatabase) async throws {
+        guard await Self.available() else { return }
+        let server = try await Self.start(database)
+        try await server.withRouter { client in
+            let user = try await signUp(client, clientID: Self.client)
+            let subject = try #require(try decodeClaims(user.accessToken)["sub"] as? String)
+            let userID = try #require(UUID(uuidString: subject))
+            let registered = try await Self.register(client, bearer: user.accessToken)
+            func sessions() async throws -> Int {
+                try await server.persistence.read { try await $0.sessions.listLive(userID: userID, now: server.clock.now()) }.count
+            }
+            func waiting() async throws -> String {
+                let login = try await client.json(
+                    .post, "/v1/login", ["client_id": "strict-app", "email": user.email, "password": user.password])
+                #expect(login.status == .forbidden && login.string("code") == "mfa_required", "\(login.text)")
+                #expect(login.object["factors"] as? [String] == ["passkey"], "\(login.text)")
+                #expect(login.object["enrol"] as? Bool != true)
+                return login.string("flow_id") ?? ""
+            }
+            func answer(flow: String, challengeOf other: String? = nil, signCount: UInt32) async throws -> [String: any Sendable] {
+                let options = try await client.json(.post, "/v1/mfa/passkey/options", ["flow_id": other ?? flow])
+                #expect(options.status == .ok, "\(options.text)")
+                let publicKey = options.object["public_key"] as? [String: Any] ?? [:]
+                let allowed = (publicKey["allowCredentials"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                #expect(allowed == [registered.credential.credentialID])
+                #expect(publicKey["userVerification"] as? String == "discouraged")
+                var spec = IndependentAuthenticator.Spec.get(
+                    rpID: Self.rpID, origin: Self.origin, challenge: publicKey["challenge"] as? String ?? "",
+                    credential: registered.credential, signCount: signCount)
+                spec.uv = false
+                let assertion = try await IndependentAuthenticator.get([spec])[0]
+                let body = Self.assertionBody(assertion, credentialID: registered.credential.credentialID, flow: flow)
+                return ["flow_id": flow, "factor": "passkey", "credential": body["credential"]!]
+            }
+            let before = try await sessions()
+            let flow = try await waiting()
+            let other = try await waiting()
+            // Another waiting sign-in's challenge does not answer this one.
+            let foreign = try await client.json(.post, "/v1/mfa/verify", try await answer(flow: flow, challengeOf: other, signCount: 1))
+            #expect(foreign.status == .unauthorized && foreign.string("code") == "invalid_code", "\(foreign.text)")
+            let right = try await answer(flow: flow, signCount: 2)
+            let completed = try await client.json(.post, "/v1/mfa/verify", right)
+            #expect(completed.status == .ok, "\(completed.text)")
+            let claims = try decodeClaims(try #require(completed.string("access_token")))
+            #expect(Set(claims["amr"] as? [String] ?? []) == ["pwd", "hwk", "mfa"], "\(claims)")
+            #expect(try await sessions() == before + 1)
+            let replayed = try await client.json(.post, "/v1/mfa/verify", right)
+            #expect(replayed.status.code / 100 == 4 && replayed.string("access_token") == nil, "\(replayed.text)")
+            #expect(try await sessions() == before + 1)
+            // Without a credential the passkey factor is a field error, never a crash.
+            let empty = try await client.json(.post, "/v1/mfa/verify", ["flow_id": other, "factor": "passkey", "code": ""])
+            #expect(empty.status == .unprocessableContent, "\(empty.text)")
+        }
+    }
 }

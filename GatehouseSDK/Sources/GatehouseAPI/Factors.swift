@@ -6,21 +6,46 @@ public struct SecondFactorRequest: Codable, Hashable, Sendable {
     public var clientId: String?
     /// The `flow_id` of the `mfa_required` problem.
     public var flowId: String
-    /// `totp` (a code from an authenticator app) or `recovery_code`.
+    /// `totp` (a code from an authenticator app), `recovery_code`, `email_otp`, `sms_otp` or `passkey`.
     public var factor: String
+    /// The code; empty for `passkey`, which answers with `credential`.
     public var code: String
+    /// `passkey`: the authenticator's answer to `POST /v1/mfa/passkey/options`'s challenge.
+    public var credential: AuthenticationCredential?
 
-    public init(clientId: String? = nil, flowId: String, factor: String, code: String) {
+    public init(clientId: String? = nil, flowId: String, factor: String, code: String, credential: AuthenticationCredential? = nil) {
         self.clientId = clientId
         self.flowId = flowId
         self.factor = factor
         self.code = code
+        self.credential = credential
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        clientId = try c.decodeIfPresent(String.self, forKey: .clientId)
+        flowId = try c.decode(String.self, forKey: .flowId)
+        factor = try c.decode(String.self, forKey: .factor)
+        credential = try c.decodeIfPresent(AuthenticationCredential.self, forKey: .credential)
+        // A passkey answers with its credential and no code.
+        code = try credential == nil ? c.decode(String.self, forKey: .code) : c.decodeIfPresent(String.self, forKey: .code) ?? ""
     }
 
     private enum CodingKeys: String, CodingKey {
         case clientId = "client_id"
         case flowId = "flow_id"
-        case factor, code
+        case factor, code, credential
+    }
+}
+
+/// `POST /v1/mfa/passkey/options`: the challenge a passkey answers to complete a waiting sign-in.
+public struct SecondFactorPasskeyRequest: Codable, Hashable, Sendable {
+    public var flowId: String
+
+    public init(flowId: String) { self.flowId = flowId }
+
+    private enum CodingKeys: String, CodingKey {
+        case flowId = "flow_id"
     }
 }
 

@@ -4,8 +4,9 @@ import Foundation
 /// by itself; with `optional` (the default) a user who enrolled a factor always gets the second step;
 /// with `required`, a user without one enrols an authenticator app before the first session. A request
 /// that asks for the second level (`acr_values=2`) is treated like `required`, whatever the client's
-/// setting. Reads the user's factors once per session start, inside its transaction (one indexed read
-/// by user), never on refresh.
+/// setting. A user's passkey may complete any sign-in that needs a second factor. Reads the user's
+/// credentials once per session start, inside its transaction (one indexed read by user), never on
+/// refresh.
 public struct FactorPolicy: AssurancePolicy {
     /// Whether codes by text message can be sent (a gateway is configured).
     let smsAvailable: Bool
@@ -23,15 +24,26 @@ public struct FactorPolicy: AssurancePolicy {
         let mfa = client.settings.mfa
         let demanded = asked >= .multiFactor || mfa == .required
         guard mfa != .off || demanded else { return .firstFactor }
-        let enrolled = try await Self.enrolledFactors(userID: userID, stores: stores)
-        if !enrolled.isEmpty { return AssuranceRequirement(level: .multiFactor, factors: enrolled) }
+        // One indexed read of the user's credentials: the app, its recovery codes and the passkeys.
+        let credentials = try await stores.credentials.list(userID: userID, type: nil)
+        let enrolled = Self.enrolledFactors(in: credentials)
+        // A passkey completes a sign-in that needs a second factor, but having one does not make the
+        // password need one: a user who wants that enrols an app.
+        let passkey = Self.hasPasskey(credentials) ? [PasskeyFactor.factorID] : []
+        if !enrolled.isEmpty { return AssuranceRequirement(level: .multiFactor, factors: passkey + enrolled) }
         guard demanded else { return .firstFactor }
         // No app: a code to a proved address on another channel than the first factor's will do, or
         // the user enrols an app. (A user with an app is asked for it: an address code would be weaker.)
         let addresses = try await stores.users.find(id: userID).map {
             AddressCodeFactor.offered(to: $0, firstFactor: amr, smsAvailable: smsAvailable)
         }
+        if !passkey.isEmpty { return AssuranceRequirement(level: .multiFactor, factors: passkey + (addresses ?? [])) }
         return AssuranceRequirement(level: .multiFactor, factors: (addresses ?? []) + Self.enrollable, enrol: true)
+    }
+
+    /// Whether the user holds a passkey that may still sign in (not marked as possibly cloned).
+    static func hasPasskey(_ credentials: [CredentialRecord]) -> Bool {
+        credentials.contains { $0.type == .passkey && (try? $0.decodeConfig(PasskeyStrategy.Config.self))?.flagged == nil }
     }
 
     /// The factor ids a user can complete a sign-in with: a confirmed authenticator app, recovery codes
@@ -44,5 +56,14 @@ public struct FactorPolicy: AssurancePolicy {
         }
         guard totp else { return [] }
         return try await stores.credentials.count(userID: userID, type: .recoveryCode) > 0 ? ["totp", "recovery_code"] : ["totp"]
+    }
+
+    /// The same, from the user's credentials already read.
+    static func enrolledFactors(in credentials: [CredentialRecord]) -> [String] {
+        let totp = credentials.contains { credential in
+            credential.type == .totp && (try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed == true
+        }
+        guard totp else { return [] }
+        return credentials.contains { $0.type == .recoveryCode } ? ["totp", "recovery_code"] : ["totp"]
     }
 }

@@ -13,10 +13,18 @@ public protocol SecondFactor: Sendable {
     /// `clientID`: the client of the waiting sign-in, for a factor whose answer was sent for it (a code
     /// by mail or text). Others need not implement it.
     func verify(_ response: String, userID: UUID, clientID: String, stores: any Stores) async throws -> Bool
+
+    /// `flowID`: the waiting sign-in, for a factor whose challenge is that sign-in's own (a passkey).
+    /// Others need not implement it.
+    func verify(_ response: String, userID: UUID, clientID: String, flowID: UUID, stores: any Stores) async throws -> Bool
 }
 
 extension SecondFactor {
     public func verify(_ response: String, userID: UUID, clientID: String, stores: any Stores) async throws -> Bool {
         try await verify(response, userID: userID, stores: stores)
+    }
+
+    public func verify(_ response: String, userID: UUID, clientID: String, flowID: UUID, stores: any Stores) async throws -> Bool {
+        try await verify(response, userID: userID, clientID: clientID, stores: stores)
     }
 }

@@ -40,7 +40,7 @@ public struct SecondFactorFlow: Sendable {
 
     /// The waiting sign-in behind `flowID`. The flow's id is the secret here: only the first factor's
     /// answer carried it.
-    private func waiting(_ flowID: UUID) async throws -> (FlowRecord, PendingSignIn) {
+    func waiting(_ flowID: UUID) async throws -> (FlowRecord, PendingSignIn) {
         let flow = try await FlowRunner(services: services).find(flowID, kind: .secondFactor)
         guard let data = flow.data, let pending = try? JSONDecoder().decode(PendingSignIn.self, from: Data(data.utf8)) else {
             throw GatehouseError.flowExpired
@@ -95,7 +95,7 @@ public struct SecondFactorFlow: Sendable {
                     if enrolling, let totp = factor as? TOTPFactor {
                         try await totp.confirmEnrolment(response, userID: userID, stores: stores)
                     } else {
-                        try await factor.verify(response, userID: userID, clientID: client.id, stores: stores)
+                        try await factor.verify(response, userID: userID, clientID: client.id, flowID: flowID, stores: stores)
                     }
                 guard right else { throw WrongAnswer() }
                 guard let user = try await stores.users.find(id: userID), user.state == .active else {

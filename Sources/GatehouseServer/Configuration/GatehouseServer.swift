@@ -63,7 +63,9 @@ public struct GatehouseServer: Sendable {
                 social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient()),
                 // The second factors every server offers, unless a test brings its own.
                 assurance: assurance ?? FactorPolicy(smsAvailable: settings.smsAvailable),
-                factors: factors ?? SecondFactors.standard(secret: secret, clock: clock))
+                factors: factors
+                    ?? SecondFactors.standard(
+                        secret: secret, clock: clock, relyingParty: settings.passkeys.relyingParty(publicURL: settings.publicURL)))
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

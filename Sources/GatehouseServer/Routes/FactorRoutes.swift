@@ -25,14 +25,22 @@ struct FactorRoutes: Sendable {
         if flowID == nil {
             problems.invalidate(field: "flow_id", code: .invalidFormat, message: "Send the flow_id of the mfa_required answer.")
         }
-        if body.code.isEmpty || body.code.count > 64 {
+        // A passkey answers with its credential, which goes to the factor as its JSON.
+        var response = body.code
+        if body.factor == PasskeyFactor.factorID {
+            if let credential = body.credential {
+                response = String(decoding: try JSONEncoder().encode(credential), as: UTF8.self)
+            } else {
+                problems.invalidate(field: "credential", code: .required, message: "Send the passkey's answer to the challenge.")
+            }
+        } else if body.code.isEmpty || body.code.count > 64 {
             problems.invalidate(field: "code", code: .invalidFormat, message: "Send the code: 1 to 64 characters.")
         }
         if body.factor.isEmpty || body.factor.count > 32 {
             problems.invalidate(field: "factor", code: .invalidValue, message: "Name one of the factors the answer listed.")
         }
         guard problems.isValid, let flowID else { throw GatehouseError.validation(problems) }
-        let completed = try await completion.complete(flowID: flowID, factor: body.factor, response: body.code, meta: context.meta)
+        let completed = try await completion.complete(flowID: flowID, factor: body.factor, response: response, meta: context.meta)
         let signedIn = completed.signedIn
         switch completed.target {
         case .app(let app):
@@ -49,6 +57,15 @@ struct FactorRoutes: Sendable {
             // The hosted page keeps its waiting sign-ins' ids to itself and completes them on its own form.
             throw GatehouseError.flowExpired
         }
+    }
+
+    /// `POST /v1/mfa/passkey/options`: the challenge a passkey answers to complete a waiting sign-in.
+    @Sendable func passkeyOptions(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try await RequestDecoding.json(SecondFactorPasskeyRequest.self, from: request, context: context)
+        guard let flowID = UUID(uuidString: body.flowId) else {
+            throw GatehouseError.validation(field: "flow_id", code: .invalidFormat, message: "Send the flow_id of the mfa_required answer.")
+        }
+        return try Responses.json(try await completion.passkeyOptions(flowID: flowID), noStore: true)
     }
 
     /// `POST /v1/mfa/enrol`: an authenticator app for a sign-in that requires a factor the user lacks.

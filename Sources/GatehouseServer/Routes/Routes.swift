@@ -64,6 +64,7 @@ struct Routes {
         api.post("mfa/verify", use: secondFactors.verify)
         api.post("mfa/enrol", use: secondFactors.enrolPending)
         api.post("mfa/send", use: secondFactors.sendCode)
+        api.post("mfa/passkey/options", use: secondFactors.passkeyOptions)
 
         let devices = AuthenticatorRoutes(services: services)
         api.post("authenticators/challenge", use: devices.challenge)
