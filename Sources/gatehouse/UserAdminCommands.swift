@@ -4,7 +4,7 @@ import GatehouseAPI
 import GatehouseCore
 import GatehouseStore
 
-// `gatehouse users list|show|sessions|export|disable|enable|sign-out|delete|factors|reset-factors`: the admin API's user
+// `gatehouse users list|show|sessions|export|disable|enable|sign-out|delete|factors|reset-factors|remove-passkey`: the admin API's user
 // routes on the server's own machine, through the same core code (``UserAdmin``), audited with actor
 // `cli`. Creating users and sending reset mail need the running server (the admin API).
 
@@ -153,6 +153,21 @@ extension UsersCommand {
             guard yes else { throw ValidationError("resetting factors weakens the account until the user enrols again: add --yes") }
             try await withUserAdmin(store) { admin in
                 print(#"{"removed_factors": \#(try await admin.resetFactors(id: user.id, actor: .commandLine))}"#)
+            }
+        }
+    }
+
+    struct RemovePasskey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-passkey",
+            abstract: "Remove one of a user's passkeys (its id from `users factors`) and end the sessions it started.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "User id") var user: UserID
+        @Argument(help: "The passkey's id") var passkey: String
+        func run() async throws {
+            try await withUserAdmin(store) { admin in
+                try await admin.removePasskey(id: user.id, passkeyID: passkey, actor: .commandLine)
+                print(#"{"removed": true}"#)
             }
         }
     }

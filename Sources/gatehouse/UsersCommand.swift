@@ -9,7 +9,7 @@ struct UsersCommand: AsyncParsableCommand {
         commandName: "users", abstract: "Manage user accounts.",
         subcommands: [
             List.self, Show.self, Sessions.self, Export.self, Disable.self, Enable.self, SignOut.self, Delete.self, Import.self,
-            HashPassword.self, Factors.self, ResetFactors.self,
+            HashPassword.self, Factors.self, ResetFactors.self, RemovePasskey.self,
         ])
 
     struct HashPassword: ParsableCommand {

@@ -24,6 +24,7 @@ struct AdminAPITests {
         (.get, "/admin/v1/users/{user}/sessions", AdminScope.users, false),
         (.get, "/admin/v1/users/{user}/factors", AdminScope.users, false),
         (.post, "/admin/v1/users/{user}/factors/reset", AdminScope.users, true),
+        (.delete, "/admin/v1/users/{user}/passkeys/some-passkey", AdminScope.users, true),
         (.delete, "/admin/v1/sessions/{session}", AdminScope.users, true),
         (.get, "/admin/v1/clients", AdminScope.clients, false),
         (.post, "/admin/v1/clients", AdminScope.clients, true),

@@ -478,4 +478,51 @@ struct PasskeyTests {
             #expect(empty.status == .unprocessableContent, "\(empty.text)")
         }
     }
+
+    @Test(
+        "PK-7: passkeys are listed like other factors, by name, to the user (/v1/me/factors) and the operator (admin API, export); the user removes one through /v1/me/factors too; the operator removes one through the admin API (audited admin.passkey.removed, its sessions ended), and a user's last way in is not removed"
+    )
+    func operatorView() async throws {
+        guard await Self.available() else { return }
+        let server = try await Self.start(.sqlite)
+        try await server.withRouter { client in
+            let user = try await signUp(client, clientID: Self.client)
+            let subject = try #require(try decodeClaims(user.accessToken)["sub"] as? String)
+            let userID = try #require(UUID(uuidString: subject))
+            let first = try await Self.register(client, bearer: user.accessToken)
+            let second = try await Self.register(client, bearer: user.accessToken)
+            let admin = try await adminToken(server, client, id: "operator", scopes: [AdminScope.users])
+
+            let mine = try await client.json(.get, "/v1/me/factors", bearer: user.accessToken)
+            let listed = (mine.object["factors"] as? [[String: Any]] ?? []).filter { $0["type"] as? String == "passkey" }
+            #expect(listed.compactMap { $0["id"] as? String } == [first.id, second.id], "\(mine.text)")
+            #expect(listed.allSatisfy { $0["name"] as? String == "Laptop" && $0["confirmed"] as? Bool == true })
+            let operatorList = try await client.json(.get, "/admin/v1/users/\(subject)/factors", bearer: admin)
+            #expect((operatorList.object["factors"] as? [[String: Any]] ?? []).count == 2, "\(operatorList.text)")
+            let export = try await client.json(.get, "/admin/v1/users/\(subject)/export", bearer: admin)
+            #expect(export.text.contains("\"passkey\""), "the export leaves passkeys out")
+
+            // The user removes the first through the factors route.
+            let removed = try await client.json(.delete, "/v1/me/factors/\(first.id)", bearer: user.accessToken)
+            #expect(removed.status == .noContent, "\(removed.text)")
+            // The operator removes the second; its session ends.
+            let signedIn = try await Self.signIn(client, second, signCount: 1)
+            let passkeySession = try #require(signedIn.string("access_token"))
+            let byOperator = try await client.json(.delete, "/admin/v1/users/\(subject)/passkeys/\(second.id)", bearer: admin)
+            #expect(byOperator.status == .noContent, "\(byOperator.text)")
+            #expect(try await client.json(.get, "/v1/me", bearer: passkeySession).status == .unauthorized)
+            let audited = try await server.persistence.read {
+                try await $0.audit.list(AuditQuery(userID: userID, type: AuditEvent.admin("passkey.removed")))
+            }
+            #expect(audited.count == 1)
+            let missing = try await client.json(.delete, "/admin/v1/users/\(subject)/passkeys/\(second.id)", bearer: admin)
+            #expect(missing.status == .notFound)
+
+            // The last way in stays.
+            let last = try await Self.register(client, bearer: user.accessToken)
+            try await server.persistence.transaction { _ = try await $0.credentials.deleteAll(userID: userID, type: .password) }
+            let refused = try await client.json(.delete, "/admin/v1/users/\(subject)/passkeys/\(last.id)", bearer: admin)
+            #expect(refused.status == .conflict && refused.string("code") == "last_sign_in_method", "\(refused.text)")
+        }
+    }
 }

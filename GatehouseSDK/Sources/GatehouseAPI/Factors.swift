@@ -150,21 +150,24 @@ public struct FactorConfirmed: Codable, Hashable, Sendable {
 /// A second factor of the user's, as `GET /v1/me/factors` lists it: never its secret.
 public struct FactorInfo: Codable, Hashable, Sendable {
     public var id: String
-    /// `totp`.
+    /// `totp` or `passkey`.
     public var type: String
-    /// Whether a first code confirmed it (an unconfirmed one asks nothing at sign-in).
+    /// Whether a first code confirmed it (an unconfirmed one asks nothing at sign-in); a passkey is.
     public var confirmed: Bool
     public var createdAt: Date
+    /// A passkey's name.
+    public var name: String?
 
-    public init(id: String, type: String, confirmed: Bool, createdAt: Date) {
+    public init(id: String, type: String, confirmed: Bool, createdAt: Date, name: String? = nil) {
         self.id = id
         self.type = type
         self.confirmed = confirmed
         self.createdAt = createdAt
+        self.name = name
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, type, confirmed
+        case id, type, confirmed, name
         case createdAt = "created_at"
     }
 }

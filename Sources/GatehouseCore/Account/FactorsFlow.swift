@@ -103,18 +103,34 @@ public struct FactorsFlow: Sendable {
 
     /// A user's factors as the user and operators see them: kinds and dates, never a secret.
     static func factorList(_ credentials: [CredentialRecord]) -> FactorList {
-        let factors = credentials.filter { $0.type == .totp }.map { credential in
-            FactorInfo(
-                id: credential.id, type: "totp", confirmed: (try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed ?? false,
-                createdAt: credential.createdAt)
+        let factors = credentials.compactMap { credential -> FactorInfo? in
+            switch credential.type {
+            case .totp:
+                FactorInfo(
+                    id: credential.id, type: "totp",
+                    confirmed: (try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed ?? false, createdAt: credential.createdAt)
+            case .passkey:
+                FactorInfo(
+                    id: credential.id, type: PasskeyFactor.factorID, confirmed: true, createdAt: credential.createdAt,
+                    name: (try? credential.decodeConfig(PasskeyStrategy.Config.self))?.name)
+            default: nil
+            }
         }
         return FactorList(factors: factors, recoveryCodesLeft: credentials.filter { $0.type == .recoveryCode }.count)
     }
 
     /// Removes an authenticator app; with the last one go the recovery codes (they are no factor alone).
+    /// A passkey is removed as ``PasskeysFlow/remove(_:id:meta:)`` does.
     public func remove(_ principal: Principal, id: String, meta: RequestMeta) async throws {
         try await requireRecentSignIn(principal)
         let user = principal.user
+        if try await services.persistence.read({ try await $0.credentials.find(id: id) }).map({
+            $0.userID == user.id && $0.type == .passkey
+        })
+            == true
+        {
+            return try await PasskeysFlow.remove(id, userID: user.id, clientID: principal.session.clientID, meta: meta, services: services)
+        }
         try await services.persistence.transaction { stores in
             guard let credential = try await stores.credentials.find(id: id), credential.userID == user.id, credential.type == .totp,
                 try await stores.credentials.delete(id: id)

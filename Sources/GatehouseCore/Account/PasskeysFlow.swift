@@ -142,27 +142,32 @@ public struct PasskeysFlow: Sendable {
         try await Self.remove(id, userID: principal.user.id, clientID: principal.session.clientID, meta: meta, services: services)
     }
 
-    /// Shared with the operator's removal.
     static func remove(_ id: String, userID: UUID, clientID: String, meta: RequestMeta, services: CoreServices) async throws {
         let now = services.clock.now()
         try await services.persistence.transaction { stores in
-            // Writing the user's row first makes concurrent removals of one user take turns, so two
-            // cannot each leave the other as the last way in.
-            guard var user = try await stores.users.find(id: userID) else { throw GatehouseError.notFound("No such passkey.") }
-            user.updatedAt = now
-            try await stores.users.update(user)
-            guard let credential = try await stores.credentials.find(id: id), credential.userID == userID, credential.type == .passkey
-            else { throw GatehouseError.notFound("No such passkey.") }
-            let others = try await stores.credentials.list(userID: userID, type: nil).filter {
-                $0.id != credential.id && SignInMethods.standsAlone($0.type)
-            }
-            guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
-            _ = try await stores.credentials.delete(id: credential.id)
-            try await stores.announceEnd(of: userID, at: now, notices: services.notices) { $0.credentialID == credential.id }
-            _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
+            try await delete(id, userID: userID, at: now, stores: stores, notices: services.notices)
             try await services.recordEvent(
                 HookEvent(point: .factorRemoval, clientID: clientID, method: "passkey", userID: userID, meta: meta), stores: stores)
         }
+    }
+
+    /// Deletes passkey `id` of `userID` in the caller's transaction, unless nothing else would sign the
+    /// user in, and ends the sessions it started. Shared with the operator's removal.
+    static func delete(_ id: String, userID: UUID, at now: Date, stores: any Stores, notices: LogoutNotices) async throws {
+        // Writing the user's row first makes concurrent removals of one user take turns, so two cannot
+        // each leave the other as the last way in.
+        guard var user = try await stores.users.find(id: userID) else { throw GatehouseError.notFound("No such passkey.") }
+        user.updatedAt = now
+        try await stores.users.update(user)
+        guard let credential = try await stores.credentials.find(id: id), credential.userID == userID, credential.type == .passkey
+        else { throw GatehouseError.notFound("No such passkey.") }
+        let others = try await stores.credentials.list(userID: userID, type: nil).filter {
+            $0.id != credential.id && SignInMethods.standsAlone($0.type)
+        }
+        guard !others.isEmpty else { throw GatehouseError.lastSignInMethod }
+        _ = try await stores.credentials.delete(id: credential.id)
+        try await stores.announceEnd(of: userID, at: now, notices: notices) { $0.credentialID == credential.id }
+        _ = try await stores.sessions.revokeAll(credentialID: credential.id, at: now, reason: .authenticatorRemoved)
     }
 
     static func wire(_ credential: CredentialRecord, config: PasskeyStrategy.Config) -> Passkey {

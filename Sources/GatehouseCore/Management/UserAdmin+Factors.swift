@@ -35,4 +35,21 @@ extension UserAdmin {
             return apps
         }
     }
+
+    /// Removes one of the user's passkeys (a lost or suspect one) and ends the sessions it started;
+    /// refused while it is the user's last way to sign in. Audited as `admin.passkey.removed`.
+    public func removePasskey(id: UUID, passkeyID: String, actor: AdminActor) async throws {
+        let now = clock.now()
+        let services = services
+        let notices = notices
+        try await persistence.transaction { stores in
+            guard try await stores.users.find(id: id) != nil else { throw Self.noSuchUser }
+            try await PasskeysFlow.delete(passkeyID, userID: id, at: now, stores: stores, notices: notices)
+            try await stores.audit.append(actor.event("passkey.removed", at: now, userID: id, reason: passkeyID))
+            if let services {
+                try await services.recordEvent(
+                    HookEvent(point: .factorRemoval, clientID: "admin", method: "passkey", userID: id, meta: actor.meta), stores: stores)
+            }
+        }
+    }
 }

@@ -162,7 +162,10 @@ struct ConsoleRoutes: Sendable {
             },
             "hasCredentials": !credentials.isEmpty,
             "factors": factors.factors.map {
-                ["type": $0.type, "confirmed": $0.confirmed, "created": ConsoleTemplates.time($0.createdAt)]
+                [
+                    "type": $0.type, "confirmed": $0.confirmed, "created": ConsoleTemplates.time($0.createdAt), "name": $0.name ?? "",
+                    "passkey": $0.type == PasskeyFactor.factorID, "factorID": $0.id, "userID": id.uuidString.lowercased(), "csrf": csrf,
+                ]
             },
             "hasFactors": !factors.factors.isEmpty, "recoveryCodesLeft": factors.recoveryCodesLeft,
             "sessions": sessions.map { session -> [String: Any] in
@@ -254,6 +257,17 @@ struct ConsoleRoutes: Sendable {
         return PageResponses.redirect(to: URL(string: "/admin/console/users/\(id.uuidString.lowercased())?done=revoked")!)
     }
 
+    /// Removes one passkey (lost, or suspect), as `DELETE /admin/v1/users/{id}/passkeys/{passkey_id}` does.
+    @Sendable func removePasskey(_ request: Request, context: AdminContext) async throws -> Response {
+        _ = try await checkedForm(request, context)
+        let id = try context.pathID()
+        guard let passkey = context.parameters.get("pid"), !passkey.isEmpty, passkey.count <= 64 else {
+            throw GatehouseError.notFound("No such passkey.")
+        }
+        try await users.removePasskey(id: id, passkeyID: passkey, actor: context.actor)
+        return PageResponses.redirect(to: URL(string: "/admin/console/users/\(id.uuidString.lowercased())?done=passkey-removed")!)
+    }
+
     @Sendable func rotateKey(_ request: Request, context: AdminContext) async throws -> Response {
         _ = try await checkedForm(request, context)
         try requireFreshSignIn(context, for: "rotating the signing keys")
@@ -280,6 +294,7 @@ struct ConsoleRoutes: Sendable {
         "reset-factors": "The second factors are removed and every session has ended; the user enrols again at the next sign-in that asks.",
         "deleted": "The account and everything kept for it are deleted.",
         "rotated": "A new signing key is current.",
+        "passkey-removed": "The passkey is removed and the sessions it started have ended.",
     ]
 
     private func page(

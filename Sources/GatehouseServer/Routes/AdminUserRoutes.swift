@@ -101,6 +101,15 @@ struct AdminUserRoutes: Sendable {
         return try Responses.json(AdminFactorReset(removedFactors: removed), noStore: true)
     }
 
+    @Sendable func removePasskey(_ request: Request, context: AdminContext) async throws -> Response {
+        try context.requireWrite(AdminScope.users)
+        guard let passkey = context.parameters.get("passkey_id"), !passkey.isEmpty, passkey.count <= 64 else {
+            throw GatehouseError.notFound("No such passkey.")
+        }
+        try await users.removePasskey(id: try context.pathID(), passkeyID: passkey, actor: context.actor)
+        return Responses.noContent()
+    }
+
     @Sendable func sessions(_ request: Request, context: AdminContext) async throws -> Response {
         try context.requireRead(AdminScope.users)
         let sessions = try await users.sessions(id: try context.pathID())
