@@ -39,7 +39,7 @@ extension AuthorizeFlow {
     }
 
     /// A sign-in on this flow's pages signs the browser in, and the flow goes on from there.
-    private func browserTarget(_ flow: FlowRecord, _ browser: BrowserPrincipal?) -> SessionTarget {
+    func browserTarget(_ flow: FlowRecord, _ browser: BrowserPrincipal?) -> SessionTarget {
         .browser(.init(current: browser?.session, authorizeFlowID: flow.id))
     }
 

@@ -69,6 +69,9 @@ public struct AuthorizeFlow: Sendable {
         public var enrolment: TOTPEnrolment?
         /// The recovery codes of the factor just enrolled (their page), shown once.
         public var recoveryCodes: [String]
+        /// What a passkey answers: the sign-in page's challenge when the client offers passkeys, or the
+        /// waiting sign-in's with the user's passkeys on a factor page that offers one.
+        public var passkeyOptions: PublicKeyCredentialRequestOptions?
     }
 
     // MARK: Starting
@@ -234,11 +237,18 @@ public struct AuthorizeFlow: Sendable {
         if flow.step == .started, let browser, sessionSuffices(browser, for: state.request, at: services.clock.now()) {
             continueAs = browser.user
         }
+        let factors = flow.step == .secondFactor ? state.factors ?? [] : []
+        var passkeyOptions: PublicKeyCredentialRequestOptions?
+        if flow.step == .started, client.settings.methods.contains("passkey") {
+            passkeyOptions = self.passkeyOptions(for: flow.id)
+        } else if factors.contains(PasskeyFactor.factorID), let pending = state.pendingFactor {
+            passkeyOptions = try await SecondFactorFlow(services: services).passkeyOptions(flowID: pending).publicKey
+        }
         return Page(
             flow: flow, request: state.request, client: client, user: user,
             missingFields: user.map { RequiredFieldsPolicy.missing(user: $0, client: client).filter(Profile.fieldNames.contains) } ?? [],
-            continueAs: continueAs, factors: flow.step == .secondFactor ? state.factors ?? [] : [],
-            enrol: flow.step == .secondFactor && state.enrol == true, enrolment: content.0, recoveryCodes: content.1)
+            continueAs: continueAs, factors: factors, enrol: flow.step == .secondFactor && state.enrol == true, enrolment: content.0,
+            recoveryCodes: content.1, passkeyOptions: passkeyOptions)
     }
 
     // MARK: Steps

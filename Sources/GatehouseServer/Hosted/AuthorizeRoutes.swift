@@ -123,9 +123,16 @@ struct AuthorizeRoutes: Sendable {
                 let (outcome, cookie) = try await flow.verifyCode(
                     id, binding: binding, identifier: fields["identifier"] ?? "", code: fields["code"] ?? "", browser: browser, meta: meta)
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
+            case "passkey":
+                let (outcome, cookie) = try await flow.signIn(
+                    id, binding: binding, passkey: fields["credential"] ?? "", browser: browser, meta: meta)
+                return try await finish(outcome, request: request, binding: binding, cookie: cookie)
             case "factor":
+                // A passkey answers with its credential, the others with a code.
+                let factor = fields["factor"] ?? ""
+                let response = factor == PasskeyFactor.factorID ? fields["credential"] ?? "" : fields["code"] ?? ""
                 let (outcome, cookie) = try await flow.completeFactor(
-                    id, binding: binding, factor: fields["factor"] ?? "", response: fields["code"] ?? "", meta: meta)
+                    id, binding: binding, factor: factor, response: response, meta: meta)
                 return try await finish(outcome, request: request, binding: binding, cookie: cookie)
             case "factor-send":
                 let sent = try await flow.sendFactorCode(id, binding: binding, factor: fields["factor"] ?? "", meta: meta)
@@ -194,6 +201,7 @@ struct AuthorizeRoutes: Sendable {
         case .alreadyRegistered: ("error_signup_exists", .conflict)
         case .validationFailed: ("error_field_invalid", .unprocessableContent)
         case .invalidCode, .codeExpired: ("error_code", .unauthorized)
+        case .invalidPasskey: ("error_passkey", .badRequest)
         case .notEnabled: ("error_otp_unavailable", .forbidden)
         default: nil
         }
@@ -234,6 +242,7 @@ struct AuthorizeRoutes: Sendable {
         if page.flow.step == .started, let current = page.continueAs, let email = current.email ?? current.phone { texts["email"] = email }
         let strings = pages.strings(lang: lang, client: page.client, texts: texts)
         var values: [String: Any] = ["csrf": csrf(id, binding), "cancel_action": base + "/cancel", "signin_url": base]
+        var script: String?
         if let error, let text = strings[error] { values["error"] = text }
         let name: String
         let title: String
@@ -265,6 +274,7 @@ struct AuthorizeRoutes: Sendable {
             values["action"] = base + "/factor"
             values["send_action"] = base + "/factor-send"
             FactorPage.add(page, strings: strings, sent: view == "factor_sent" ? submitted["factor"] : nil, to: &values)
+            script = addPasskey(page, conditional: false, action: base + "/factor", to: &values)
         case .recoveryCodes:
             name = "recovery_codes"
             title = "recovery_codes_title"
@@ -310,13 +320,26 @@ struct AuthorizeRoutes: Sendable {
                     values["otp"] = true
                     values["otp_action"] = base + "/otp"
                 }
+                script = addPasskey(page, conditional: true, action: base + "/passkey", to: &values)
                 if let hint = submitted["email"] ?? page.request.loginHint, !hint.isEmpty { values["login_hint"] = hint }
                 if let email = texts["email"] { values["current_email"] = email }
             }
         }
         return pages.page(
             name, lang: lang, client: page.client, titleKey: title, values: values, strings: strings, status: status,
-            formTarget: page.request.redirectURI)
+            formTarget: page.request.redirectURI, script: script)
+    }
+
+    /// The passkey form and its options on a page that offers one; answers the script's hash for the
+    /// page's policy, or nil.
+    private func addPasskey(_ page: AuthorizeFlow.Page, conditional: Bool, action: String, to values: inout [String: Any]) -> String? {
+        // The default encoder writes "/" as "\/", so the data block cannot hold a closing tag.
+        guard let options = page.passkeyOptions, let json = try? JSONEncoder().encode(options) else { return nil }
+        values["passkey"] = true
+        values["passkey_action"] = action
+        values["passkey_options"] = String(decoding: json, as: UTF8.self)
+        values["passkey_conditional"] = conditional ? "1" : "0"
+        return HostedPages.passkeyScriptHash
     }
 
     static func terms(_ client: ClientRecord, _ strings: [String: String]) -> [[String: String]] {

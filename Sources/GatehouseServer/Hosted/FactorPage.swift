@@ -7,12 +7,15 @@ import GatehouseCore
 enum FactorPage {
     /// `sent`: the factor a code was just sent for (checked, and the page says where the code went).
     static func add(_ page: AuthorizeFlow.Page, strings: [String: String], sent: String?, to values: inout [String: Any]) {
-        let checked = sent.flatMap { page.factors.contains($0) ? $0 : nil } ?? (page.enrol ? "totp" : page.factors.first)
-        values["factors"] = page.factors.map { factor -> [String: Any] in
+        // A passkey has a form of its own (shown by the page's script); the code form offers the rest.
+        let codeFactors = page.factors.filter { $0 != PasskeyFactor.factorID }
+        let checked = sent.flatMap { codeFactors.contains($0) ? $0 : nil } ?? (page.enrol ? "totp" : codeFactors.first)
+        values["factors"] = codeFactors.map { factor -> [String: Any] in
             ["id": factor, "label": strings["factor_\(factor)"] ?? factor, "checked": factor == checked]
         }
+        values["has_code"] = !codeFactors.isEmpty
         // A choice to make: several factors, or, while enrolling, a code by mail or text beside the app.
-        values["choose"] = page.factors.count > 1
+        values["choose"] = codeFactors.count > 1
         values["send"] = page.factors.filter { $0 == "email_otp" || $0 == "sms_otp" }.map { factor -> [String: String] in
             ["id": factor, "label": strings["factor_send_\(factor)"] ?? factor]
         }

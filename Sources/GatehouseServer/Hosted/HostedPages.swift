@@ -23,6 +23,10 @@ struct HostedPages: Sendable {
         #"addEventListener("load",function(){var a=document.getElementById("continue");if(a)location.replace(a.href)})"#
     static let continueScriptHash = hash(continueScript)
 
+    static let passkeyScriptHash = hash(PasskeyScript.text)
+    /// The scripts a page may name by hash.
+    static let scripts = [continueScriptHash: continueScript, passkeyScriptHash: PasskeyScript.text]
+
     static func hash(_ script: String) -> String { "sha256-" + Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString() }
 
     func language(uiLocales: String?, request: Request) -> String {
@@ -55,7 +59,7 @@ struct HostedPages: Sendable {
         let strings = strings ?? self.strings(lang: lang, client: client, texts: texts)
         let title = strings[titleKey] ?? titleKey
         var values = values
-        if let script { values["script"] = script == Self.continueScriptHash ? Self.continueScript : "" }
+        if let script { values["script"] = Self.scripts[script] ?? "" }
         let html = catalog.hostedPage(name, lang: lang, title: title, values: values, strings: strings, branding: branding(client))
         return Self.respond(
             html, status: status, formAction: formTarget.flatMap(Self.source(of:)), cookies: cookies, script: script,
