@@ -11,7 +11,7 @@ struct PasskeyBrowserTests {
     static let script = Browser.script.deletingLastPathComponent().appendingPathComponent("passkey_flow.py")
 
     @Test(
-        "PK-8: headless Chromium with a virtual authenticator (CTAP2, resident keys, user verification) creates a passkey on the server's origin from the registration options; in a browser without passkey autofill the hosted sign-in page's passkey button signs in with no email typed (the ID token says hwk, user, mfa); with autofill the page's background request (conditional mediation) signs in without a click; on an mfa=required client the factor page offers the passkey after the password and it completes the sign-in (pwd, hwk, mfa); screenshots of the pages",
+        "PK-8: headless Chromium with a virtual authenticator (CTAP2, resident keys, user verification) signs in with the password on the hosted page and creates a passkey on the hosted enrolment page (/passkeys/new), which leads back to the client; in a browser without passkey autofill the hosted sign-in page's passkey button signs in with no email typed (the ID token says hwk, user, mfa); with autofill the page's background request (conditional mediation) signs in without a click; on an mfa=required client the factor page offers the passkey after the password and it completes the sign-in (pwd, hwk, mfa); screenshots of the pages",
         .enabled("needs chromium, chromedriver, selenium and requests") {
             let browser = try await Browser.available()
             let requests = try await TestTools.pythonHas("requests")
@@ -36,8 +36,6 @@ struct PasskeyBrowserTests {
             body: try JSONSerialization.data(withJSONObject: ["client_id": "passkey-web", "email": email, "password": password]),
             headers: ["Content-Type": "application/json"])
         #expect(signup.status == 201, "\(signup.text)")
-        let token = try #require(
-            (try JSONSerialization.jsonObject(with: Data(signup.text.utf8)) as? [String: Any])?["access_token"] as? String)
         let shots = URL(
             fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-passkey-\(UUID().uuidString)").path)
@@ -46,21 +44,28 @@ struct PasskeyBrowserTests {
             URL(fileURLWithPath: "/usr/bin/env"),
             [
                 "python3", Self.script.path, "--base", base, "--client", "passkey-web", "--mfa-client", "passkey-web-mfa",
-                "--redirect", redirect, "--email", email, "--password", password, "--token", token, "--shots", shots.path,
+                "--redirect", redirect, "--email", email, "--password", password, "--shots", shots.path,
             ])
         #expect(result.status == 0, "\(result.output)")
         let last = result.output.split(separator: "\n").last.map(String.init) ?? ""
         let summary = (try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]) ?? [:]
         let phases = summary["phases"] as? [String] ?? []
         #expect(phases == ["register", "usernameless", "autofill", "second-factor"], "\(result.output)")
-        for name in ["31-signin-passkey.png", "32-after-passkey.png", "33-autofill.png", "34-factor-passkey.png", "35-after-factor.png"] {
+        for name in [
+            "30-passkey-new.png", "30-passkey-added.png", "31-signin-passkey.png", "32-after-passkey.png", "33-autofill.png",
+            "34-factor-passkey.png", "35-after-factor.png",
+        ] {
             let size = (try? FileManager.default.attributesOfItem(atPath: shots.appendingPathComponent(name).path)[.size] as? Int) ?? 0
             #expect(size > 500, "\(name) was not taken")
         }
         let userID = try #require(try await server.persistence.read { try await $0.users.find(email: email) }?.id)
         let passkeys = try await server.persistence.read { try await $0.credentials.list(userID: userID, type: .passkey) }
         #expect(passkeys.count == 1)
-        #expect(!result.output.contains(password) && !result.output.contains(token))
+        #expect(!result.output.contains(password))
+        let audited = try await server.persistence.read {
+            try await $0.audit.list(AuditQuery(userID: userID, type: AuditEvent.factorEnrolled))
+        }
+        #expect(audited.map(\.method) == ["passkey"])
         await live.stop()
     }
 }

@@ -4,8 +4,9 @@ extension, through Selenium's add_virtual_authenticator: CTAP2, internal transpo
 user verification), on Gatehouse's hosted pages at http://localhost:PORT (an RP ID must be a domain
 name, so not 127.0.0.1).
 
-  register       the browser, signed up through the API, creates a passkey on the server's origin
-                 with navigator.credentials.create from the registration options and posts it back
+  register       the user signs in with the password on the hosted page, opens /passkeys/new for the
+                 client and creates a passkey there (navigator.credentials.create by the page's
+                 script); the page says it is done and leads back to the client
   usernameless   a new authorization (prompt=login) in a browser that offers no passkey autofill
                  (PublicKeyCredential.isConditionalMediationAvailable answers false, set before the
                  page's script runs): the sign-in page shows "Sign in with a passkey"; clicking it
@@ -20,7 +21,7 @@ name, so not 127.0.0.1).
     passkey_flow.py --base URL --client ID --mfa-client ID --redirect URI --email E --password P --shots DIR
 
 The last line of stdout is one JSON object: {"ok": true, "phases": [...]} or
-{"ok": false, "error": ...}. Screenshots: 31-signin-passkey.png, 32-after-passkey.png,
+{"ok": false, "error": ...}. Screenshots: 30-passkey-new.png, 30-passkey-added.png, 31-signin-passkey.png, 32-after-passkey.png,
 33-autofill.png, 34-factor-passkey.png, 35-after-factor.png. No token, code or password is printed.
 """
 import argparse
@@ -46,26 +47,6 @@ from reset_flow import png_variety
 
 TIMEOUT = 20
 
-REGISTER = """
-const [token, done] = [arguments[0], arguments[arguments.length - 1]];
-const b = s => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), c => c.charCodeAt(0));
-const e = x => btoa(String.fromCharCode(...new Uint8Array(x))).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
-(async () => {
-  const headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"};
-  const options = await (await fetch("/v1/passkeys/registration/options", {method: "POST", headers, body: "{}"})).json();
-  const o = options.public_key;
-  const credential = await navigator.credentials.create({publicKey: {
-    rp: o.rp, challenge: b(o.challenge), user: {id: b(o.user.id), name: o.user.name, displayName: o.user.displayName},
-    pubKeyCredParams: o.pubKeyCredParams, timeout: o.timeout, authenticatorSelection: o.authenticatorSelection,
-    attestation: o.attestation, excludeCredentials: o.excludeCredentials.map(c => ({type: c.type, id: b(c.id)}))}});
-  const r = credential.response;
-  const body = {flow_id: options.flow_id, name: "Chromium", credential: {id: credential.id, rawId: e(credential.rawId),
-    type: credential.type, response: {clientDataJSON: e(r.clientDataJSON), attestationObject: e(r.attestationObject),
-    transports: r.getTransports ? r.getTransports() : []}}};
-  const answer = await fetch("/v1/passkeys/registration", {method: "POST", headers, body: JSON.stringify(body)});
-  done({status: answer.status, body: await answer.json()});
-})().catch(error => done({status: 0, body: String(error)}));
-"""
 
 
 class Failure(Exception):
@@ -140,10 +121,24 @@ class Flow:
         check(token.status_code == 200, f"code exchange answered {token.status_code}")
         return claims(token.json()["id_token"])
 
-    def register(self, token):
-        self.driver.get(f"{self.args.base}/health/live")
-        answer = self.driver.execute_async_script(REGISTER, token)
-        check(answer["status"] == 201, f"registration answered {answer}")
+    def register(self):
+        with self.without_autofill():
+            verifier, state = self.authorize(self.args.client)
+            self.browser.wait_for(EC.visibility_of_element_located((By.ID, "email"))).send_keys(self.args.email)
+            self.driver.find_element(By.ID, "password").send_keys(self.args.password)
+            self.driver.find_element(By.ID, "submit-signin").click()
+            found = self.landed(self.args.client, verifier, state)
+            check(found.get("amr") == ["pwd"], f"amr {found.get('amr')}")
+            query = urllib.parse.urlencode({"client_id": self.args.client, "redirect_uri": self.args.redirect})
+            self.driver.get(f"{self.args.base}/passkeys/new?{query}")
+            button = self.browser.wait_for(EC.visibility_of_element_located((By.ID, "submit-passkey-new")))
+            self.driver.find_element(By.ID, "passkey-name").send_keys("Chromium")
+            self.browser.shot("30-passkey-new.png")
+            button.click()
+            self.browser.wait_for(EC.presence_of_element_located((By.ID, "passkey-added")))
+            self.browser.shot("30-passkey-added.png")
+            link = self.driver.find_element(By.ID, "continue").get_attribute("href")
+            check(link == self.args.redirect, f"the page leads to {link}")
         check(len(self.driver.get_credentials()) == 1, "the virtual authenticator holds no credential")
 
     @contextlib.contextmanager
@@ -195,14 +190,14 @@ class Flow:
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ("--base", "--client", "--mfa-client", "--redirect", "--email", "--password", "--token", "--shots"):
+    for name in ("--base", "--client", "--mfa-client", "--redirect", "--email", "--password", "--shots"):
         parser.add_argument(name, required=True)
     args = parser.parse_args()
     phases = []
     flow = None
     try:
         flow = Flow(args)
-        flow.register(args.token)
+        flow.register()
         phases.append("register")
         flow.usernameless()
         phases.append("usernameless")

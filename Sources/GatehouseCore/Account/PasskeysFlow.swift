@@ -19,16 +19,57 @@ public struct PasskeysFlow: Sendable {
         self.runner = FlowRunner(services: services)
     }
 
+    /// Who adds a passkey, and how recently and strongly they signed in: an app session, or a
+    /// browser session on the hosted pages (with the client whose page it is).
+    public struct Enrolling: Sendable {
+        public var user: UserRecord
+        public var clientID: String
+        public var signedInAt: Date
+        public var amr: [String]
+
+        public init(user: UserRecord, clientID: String, signedInAt: Date, amr: [String]) {
+            self.user = user
+            self.clientID = clientID
+            self.signedInAt = signedInAt
+            self.amr = amr
+        }
+
+        public init(_ principal: Principal) {
+            self.init(
+                user: principal.user, clientID: principal.session.clientID, signedInAt: principal.session.createdAt,
+                amr: principal.session.amr)
+        }
+
+        public init(_ browser: BrowserPrincipal, clientID: String) {
+            self.init(user: browser.user, clientID: clientID, signedInAt: browser.session.authTime, amr: browser.session.amr)
+        }
+    }
+
+    /// A sign-in of the last 15 minutes, and one that passed the second factor when the user has one.
+    func requireRecent(_ enrolling: Enrolling) async throws {
+        guard services.clock.now().timeIntervalSince(enrolling.signedInAt) <= FactorsFlow.recentSignIn else {
+            throw GatehouseError.reauthenticationRequired
+        }
+        guard !enrolling.amr.contains(AuthenticationMethod.multiFactor) else { return }
+        let userID = enrolling.user.id
+        let enrolled = try await services.persistence.read { try await FactorPolicy.enrolledFactors(userID: userID, stores: $0) }
+        if !enrolled.isEmpty { throw GatehouseError.reauthenticationRequired }
+    }
+
     struct RegistrationData: Codable {
         var userHandle: String
         enum CodingKeys: String, CodingKey { case userHandle = "user_handle" }
     }
 
     public func registrationOptions(_ principal: Principal, meta: RequestMeta) async throws -> PasskeyCreationOptions {
-        let client = try await services.clients.resolve(principal.session.clientID)
+        try await registrationOptions(Enrolling(principal), meta: meta)
+    }
+
+    public func registrationOptions(_ enrolling: Enrolling, meta: RequestMeta) async throws -> PasskeyCreationOptions {
+        let client = try await services.clients.resolve(enrolling.clientID)
         try PasskeySignInFlow.requireEnabled(client)
-        try await FactorsFlow(services: services).requireRecentSignIn(principal)
-        let user = principal.user
+        try await requireRecent(enrolling)
+        let user = enrolling.user
         let existing = try await services.persistence.read { try await $0.credentials.list(userID: user.id, type: .passkey) }
         guard existing.count < Self.maximumPerUser else {
             throw GatehouseError.validation(
@@ -61,13 +102,17 @@ public struct PasskeysFlow: Sendable {
     }
 
     public func register(_ principal: Principal, request: PasskeyRegistrationRequest, meta: RequestMeta) async throws -> Passkey {
-        let client = try await services.clients.resolve(principal.session.clientID)
+        try await register(Enrolling(principal), request: request, meta: meta)
+    }
+
+    public func register(_ enrolling: Enrolling, request: PasskeyRegistrationRequest, meta: RequestMeta) async throws -> Passkey {
+        let client = try await services.clients.resolve(enrolling.clientID)
         try PasskeySignInFlow.requireEnabled(client)
-        try await FactorsFlow(services: services).requireRecentSignIn(principal)
+        try await requireRecent(enrolling)
         let name = try Self.name(request.name ?? "Passkey")
         let registration = try PasskeyWire.registration(request.credential)
         guard let flowID = UUID(uuidString: request.flowId) else { throw GatehouseError.challengeExpired }
-        let user = principal.user
+        let user = enrolling.user
         let flow: FlowRecord
         do {
             flow = try await runner.complete(flowID, meta: meta)

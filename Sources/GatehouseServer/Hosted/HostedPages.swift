@@ -24,8 +24,11 @@ struct HostedPages: Sendable {
     static let continueScriptHash = hash(continueScript)
 
     static let passkeyScriptHash = hash(PasskeyScript.text)
+    static let passkeyCreateScriptHash = hash(PasskeyCreateScript.text)
     /// The scripts a page may name by hash.
-    static let scripts = [continueScriptHash: continueScript, passkeyScriptHash: PasskeyScript.text]
+    static let scripts = [
+        continueScriptHash: continueScript, passkeyScriptHash: PasskeyScript.text, passkeyCreateScriptHash: PasskeyCreateScript.text,
+    ]
 
     static func hash(_ script: String) -> String { "sha256-" + Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString() }
 

@@ -255,6 +255,10 @@ struct Routes {
         browserPages.get("oauth/logout", use: logout.logout)
         browserPages.post("oauth/logout", use: logout.logout)
         browserPages.get("web-session", use: webSessions.open)
+        // Passkey enrolment for a browser signed in on the hosted pages.
+        let passkeyPages = PasskeyPageRoutes(services: services, catalog: server.templates)
+        browserPages.get("passkeys/new", use: passkeyPages.show)
+        browserPages.post("passkeys/new", use: passkeyPages.create)
         // The device grant's page (RFC 8628): the code typed here leads into the hosted sign-in above.
         let devicePage = DeviceRoutes(services: services, catalog: server.templates)
         browserPages.get("device", use: devicePage.show)
