@@ -64,6 +64,10 @@ struct CredentialAndFlowContractTests {
             #expect(try await db.read { try await $0.credentials.list(userID: bob.id, type: .password) }.isEmpty)
             #expect(try await db.read { try await $0.credentials.find(type: .password, identifier: "ada@example.com") }?.id == password.id)
             #expect(try await db.read { try await $0.credentials.list(userID: ada.id, type: nil) }.count == 2)
+            // Several types in one read: exactly those, with their identifiers.
+            let some = try await db.read { try await $0.credentials.list(userID: ada.id, types: [.deviceAuthenticator, .passkey]) }
+            #expect(some.map(\.id) == [device.id] && some.first?.identifiers == ["device-1:key-1"])
+            #expect(try await db.read { try await $0.credentials.list(userID: ada.id, types: []) }.isEmpty)
             #expect(try await db.read { try await $0.users.find(id: ada.id) }?.hasPassword == true)
 
             var renamed = password

@@ -24,9 +24,13 @@ public struct FactorPolicy: AssurancePolicy {
         let mfa = client.settings.mfa
         let demanded = asked >= .multiFactor || mfa == .required
         guard mfa != .off || demanded else { return .firstFactor }
-        // One indexed read of the user's credentials: the app, its recovery codes and the passkeys.
-        let credentials = try await stores.credentials.list(userID: userID, type: nil)
-        let enrolled = Self.enrolledFactors(in: credentials)
+        // One indexed read that finds nothing for most users: the apps and the passkeys (recovery codes
+        // are counted only for a user with an app, as `enrolledFactors` does).
+        let credentials = try await stores.credentials.list(userID: userID, types: [.totp, .passkey])
+        var enrolled = Self.enrolledFactors(in: credentials)
+        if !enrolled.isEmpty, try await stores.credentials.count(userID: userID, type: .recoveryCode) > 0 {
+            enrolled.append("recovery_code")
+        }
         // A passkey completes a sign-in that needs a second factor, but having one does not make the
         // password need one: a user who wants that enrols an app.
         let passkey = Self.hasPasskey(credentials) ? [PasskeyFactor.factorID] : []
@@ -58,12 +62,10 @@ public struct FactorPolicy: AssurancePolicy {
         return try await stores.credentials.count(userID: userID, type: .recoveryCode) > 0 ? ["totp", "recovery_code"] : ["totp"]
     }
 
-    /// The same, from the user's credentials already read.
+    /// A confirmed app among credentials already read (recovery codes are the caller's to count).
     static func enrolledFactors(in credentials: [CredentialRecord]) -> [String] {
-        let totp = credentials.contains { credential in
+        credentials.contains { credential in
             credential.type == .totp && (try? credential.decodeConfig(TOTPFactor.Config.self))?.confirmed == true
-        }
-        guard totp else { return [] }
-        return credentials.contains { $0.type == .recoveryCode } ? ["totp", "recovery_code"] : ["totp"]
+        } ? ["totp"] : []
     }
 }

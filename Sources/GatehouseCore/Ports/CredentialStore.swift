@@ -11,6 +11,8 @@ public protocol CredentialStore: Sendable {
     func find(type: CredentialType, identifier: String) async throws -> CredentialRecord?
     /// A user's credentials, of one type or all, oldest first.
     func list(userID: UUID, type: CredentialType?) async throws -> [CredentialRecord]
+    /// A user's credentials of any of `types`, oldest first, in one indexed read.
+    func list(userID: UUID, types: [CredentialType]) async throws -> [CredentialRecord]
     /// How many credentials of `type` the user has, in one indexed count (no identifiers read).
     func count(userID: UUID, type: CredentialType) async throws -> Int
     /// Returns whether a row was deleted.

@@ -87,6 +87,19 @@ struct SQLCredentialStore: CredentialStore {
         return out
     }
 
+    func list(userID: UUID, types: [CredentialType]) async throws -> [CredentialRecord] {
+        guard !types.isEmpty else { return [] }
+        let rows = try await db.raw(
+            """
+            SELECT \(unsafeRaw: Self.columns) FROM credentials c
+            WHERE c.user_id = \(bind: Columns.id(userID)) AND c.type IN (\(binds: types.map(\.rawValue))) ORDER BY c.created_at, c.id
+            """
+        ).all()
+        var out: [CredentialRecord] = []
+        for row in rows { out.append(try await decode(row)) }
+        return out
+    }
+
     func count(userID: UUID, type: CredentialType) async throws -> Int {
         let row = try await db.raw(
             "SELECT COUNT(*) AS n FROM credentials WHERE user_id = \(bind: Columns.id(userID)) AND type = \(bind: type.rawValue)"

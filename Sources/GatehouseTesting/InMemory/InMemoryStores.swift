@@ -141,6 +141,13 @@ struct InMemoryCredentialStore: CredentialStore {
         }
     }
 
+    func list(userID: UUID, types: [CredentialType]) async throws -> [CredentialRecord] {
+        box.with { state in
+            state.credentials.values.filter { $0.userID == userID && types.contains($0.type) }
+                .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
     func delete(id: String) async throws -> Bool {
         box.with { state in
             state.identifiers = state.identifiers.filter { $0.value != id }
