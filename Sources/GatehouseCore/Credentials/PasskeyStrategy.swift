@@ -99,6 +99,11 @@ public struct PasskeyStrategy: CredentialStrategy {
         }
     }
 
+    /// No account-and-address throttle: an answer needs a registered key's signature over a fresh
+    /// challenge, so there is nothing to guess, and the count was a write transaction per sign-in (as
+    /// for device challenges, threat model A2). Each challenge takes one answer.
+    public var usesSignInThrottle: Bool { false }
+
     /// Nothing to equalise: credential ids are random, so an unknown one says nothing about an account.
     public func verifyUnknown(_ submission: Submission) async throws {}
 
