@@ -8,7 +8,7 @@ public struct FactorsFlow: Sendable {
     let services: CoreServices
 
     /// How recent a sign-in must be to change factors.
-    public static let recentSignIn: TimeInterval = 15 * 60
+    public static let recentSignIn = RecentSignIn.window
 
     public init(services: CoreServices) { self.services = services }
 

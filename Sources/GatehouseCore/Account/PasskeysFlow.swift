@@ -47,7 +47,7 @@ public struct PasskeysFlow: Sendable {
 
     /// A sign-in of the last 15 minutes, and one that passed the second factor when the user has one.
     func requireRecent(_ enrolling: Enrolling) async throws {
-        guard services.clock.now().timeIntervalSince(enrolling.signedInAt) <= FactorsFlow.recentSignIn else {
+        guard services.clock.now().timeIntervalSince(enrolling.signedInAt) <= RecentSignIn.window else {
             throw GatehouseError.reauthenticationRequired
         }
         guard !enrolling.amr.contains(AuthenticationMethod.multiFactor) else { return }
@@ -183,7 +183,7 @@ public struct PasskeysFlow: Sendable {
 
     /// Removes a passkey, unless nothing else would sign the user in, and ends the sessions it started.
     public func remove(_ principal: Principal, id: String, meta: RequestMeta) async throws {
-        try await FactorsFlow(services: services).requireRecentSignIn(principal)
+        try await requireRecent(Enrolling(principal))
         try await Self.remove(id, userID: principal.user.id, clientID: principal.session.clientID, meta: meta, services: services)
     }
 
