@@ -21,8 +21,13 @@ public struct TestSecondFactor: SecondFactor {
 /// operator turning the requirement on for sessions that already exist).
 public final class RequireTestFactor: AssurancePolicy {
     private let clients: Mutex<Set<String>>
+    /// The factor it asks for: the test factor, or a real one (`passkey`).
+    private let factor: String
 
-    public init(clients: Set<String>) { self.clients = Mutex(clients) }
+    public init(clients: Set<String>, factor: String = "test") {
+        self.clients = Mutex(clients)
+        self.factor = factor
+    }
 
     public func require(for clientID: String) { clients.withLock { _ = $0.insert(clientID) } }
 
@@ -32,7 +37,7 @@ public final class RequireTestFactor: AssurancePolicy {
         -> AssuranceRequirement
     {
         clients.withLock { $0.contains(client.id) }
-            ? AssuranceRequirement(level: .multiFactor, factors: ["test"]) : .firstFactor
+            ? AssuranceRequirement(level: .multiFactor, factors: [factor]) : .firstFactor
     }
 }
 

@@ -158,10 +158,23 @@ struct AssuranceGateTests {
         var device: (key: P256.Signing.PrivateKey, id: String, authenticator: String)
     }
 
-    static func fixture() async throws -> Fixture {
-        let policy = RequireTestFactor(clients: [])
+    /// `factor`: what the policy asks for, the test factor or a real one the harness then offers
+    /// (`passkey`, with the harness's own secret).
+    static func fixture(factor: String = "test") async throws -> Fixture {
+        let policy = RequireTestFactor(clients: [], factor: factor)
         let idp = TestIDTokenIssuer()
-        let core = try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
+        let core =
+            factor == PasskeyFactor.factorID
+            ? try await CoreHarness.start(
+                assurance: policy,
+                factors: { secret, clock in
+                    [
+                        TestSecondFactor(),
+                        PasskeyFactor(
+                            secret: secret, relyingParty: PasskeySettings().relyingParty(publicURL: CoreHarness.publicURL), clock: clock),
+                    ]
+                }, social: Self.social(idp))
+            : try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
         try await core.createClient(
             id: "app", redirectURIs: [Self.redirect],
             settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local"])

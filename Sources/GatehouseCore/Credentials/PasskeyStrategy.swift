@@ -40,6 +40,26 @@ public struct PasskeyStrategy: CredentialStrategy {
         /// Why the credential is suspect (`counter_went_backwards`), when it is.
         public var flagged: String?
 
+        public init(
+            publicKey: String, algorithm: Int, signCount: UInt32, userHandle: String, name: String, backupEligible: Bool,
+            backedUp: Bool, transports: [String], aaguid: String?, format: String, trust: AttestationTrust, lastUsedAt: Date?,
+            flagged: String?
+        ) {
+            self.publicKey = publicKey
+            self.algorithm = algorithm
+            self.signCount = signCount
+            self.userHandle = userHandle
+            self.name = name
+            self.backupEligible = backupEligible
+            self.backedUp = backedUp
+            self.transports = transports
+            self.aaguid = aaguid
+            self.format = format
+            self.trust = trust
+            self.lastUsedAt = lastUsedAt
+            self.flagged = flagged
+        }
+
         enum CodingKeys: String, CodingKey {
             case algorithm, name, transports, aaguid, format, trust, flagged
             case publicKey = "public_key"

@@ -31,6 +31,19 @@ public struct CoreHarness: Sendable {
             social: social, configure: configure)
     }
 
+    /// Second factors made with the harness's own secret and clock (a passkey factor, whose challenges
+    /// are keyed by the server secret), under `assurance`.
+    public static func start(
+        assurance: any AssurancePolicy, factors: @escaping (ServerSecret, any WallClock) -> [any SecondFactor],
+        social: SocialFederation = SocialFederation()
+    ) async throws -> CoreHarness {
+        try await make(hooks: [], assurance: assurance, factors: { secret, clock in factors(secret, clock) }, social: social) { _ in }
+    }
+
+    /// The public URL the harness's services run under, so a test can build what depends on it (the
+    /// passkeys' relying party).
+    public static let publicURL = "http://127.0.0.1:8080"
+
     private static func make(
         hooks: [any FlowHook], assurance: any AssurancePolicy, factors: (ServerSecret, TestClock) -> [any SecondFactor],
         social: SocialFederation, configure: (inout CoreSettings) -> Void
@@ -40,7 +53,7 @@ public struct CoreHarness: Sendable {
         let secret = try ServerSecret(bytes: Array(repeating: 7, count: 32))
         let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
         try await keys.load()
-        var settings = CoreSettings(publicURL: "http://127.0.0.1:8080")
+        var settings = CoreSettings(publicURL: Self.publicURL)
         configure(&settings)
         let pool = HashingPool(threads: 1, maxQueued: 64)
         var logger = Logger(label: "gatehouse-core-test")
