@@ -11,6 +11,11 @@ enum Browser {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/browser/reset_flow.py")
 
+    /// The live test client keeps one connection across a Chromium run, and does not reconnect when
+    /// the server closes it. With several browser tests at once a run can outlast the server's 60 s
+    /// idle timeout (CI saw 122 s and 153 s, then "I/O on closed channel"), so these servers wait longer.
+    static let liveIdleTimeout: TimeInterval = 600
+
     static func available() async throws -> Bool {
         let binaries =
             FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
@@ -28,7 +33,7 @@ struct BrowserTests {
         "Headless Chromium: open the reset link, see the page, set a new password, sign in with it",
         .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
     func resetInChromium() async throws {
-        let server = try await TestServer.startOpen(.sqlite)
+        let server = try await TestServer.startOpen(.sqlite) { $0.idleTimeout = Browser.liveIdleTimeout }
         let app = server.server.makeApplication()
         do {
             try await app.test(.live) { client in
@@ -64,7 +69,7 @@ struct BrowserTests {
         "Headless Chromium in the admin console: sign in by a CLI link, see the charts, search a user, revoke a session, find it in the audit view",
         .enabled("needs chromium, chromedriver and selenium") { try await Browser.available() })
     func consoleInChromium() async throws {
-        let server = try await TestServer.startOpen(.sqlite)
+        let server = try await TestServer.startOpen(.sqlite) { $0.idleTimeout = Browser.liveIdleTimeout }
         let app = server.server.makeApplication()
         let screenshots = URL(
             fileURLWithPath: ProcessInfo.processInfo.environment["GATEHOUSE_KEEP_SCREENSHOTS"]
