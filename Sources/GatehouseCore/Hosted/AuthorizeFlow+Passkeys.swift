@@ -29,19 +29,8 @@ extension AuthorizeFlow {
         try PasskeySignInFlow.requireEnabled(client)
         guard json.utf8.count <= 32 * 1024, let wire = try? JSONDecoder().decode(AuthenticationCredential.self, from: Data(json.utf8))
         else { throw GatehouseError.invalidPasskey(.malformed("the page's answer is not an AuthenticationResponseJSON")) }
-        let assertion = try PasskeyWire.assertion(wire)
-        let expectation = PasskeyCeremony.Expectation(
-            challenge: Self.passkeyChallenge(for: id, secret: services.secret), userVerification: .required)
-        do {
-            _ = try PasskeyCeremony.precheck(assertion, expecting: expectation, relyingParty: services.relyingParty)
-        } catch {
-            throw GatehouseError.invalidPasskey(error)
-        }
-        guard assertion.userHandle != nil else {
-            throw GatehouseError.invalidPasskey(.refused("a usernameless sign-in needs the credential's user handle"))
-        }
-        let submission = PasskeyStrategy.Submission(
-            assertion: assertion, expectation: expectation, relyingParty: services.relyingParty, now: services.clock.now())
+        let submission = try PasskeySignInFlow.submission(
+            try PasskeyWire.assertion(wire), challenge: Self.passkeyChallenge(for: id, secret: services.secret), services: services)
         return try await authenticated(flow, state) {
             try await FlowRunner(services: services).signIn(
                 with: PasskeyStrategy(), submission: submission, request: FlowRunner.SignInRequest(clientID: flow.clientID, meta: meta),

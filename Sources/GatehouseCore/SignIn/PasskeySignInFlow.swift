@@ -62,6 +62,14 @@ public struct PasskeySignInFlow: Sendable {
         }
         guard flow.kind == .passkeyChallenge, flow.clientID == client.id, let nonce = flow.nonce, let challenge = Base64URL.decode(nonce)
         else { throw GatehouseError.challengeExpired }
+        return (try Self.submission(assertion, challenge: challenge, services: services), flow)
+    }
+
+    /// A usernameless sign-in's answer to `challenge`, past the checks that need no credential (each
+    /// failure a 400 naming it), ready for the strategy. Shared with the hosted sign-in page.
+    static func submission(
+        _ assertion: PasskeyCeremony.Assertion, challenge: [UInt8], services: CoreServices
+    ) throws -> PasskeyStrategy.Submission {
         let expectation = PasskeyCeremony.Expectation(challenge: challenge, userVerification: .required)
         do {
             _ = try PasskeyCeremony.precheck(assertion, expecting: expectation, relyingParty: services.relyingParty)
@@ -71,9 +79,8 @@ public struct PasskeySignInFlow: Sendable {
         guard assertion.userHandle != nil else {
             throw GatehouseError.invalidPasskey(.refused("a usernameless sign-in needs the credential's user handle"))
         }
-        let submission = PasskeyStrategy.Submission(
+        return PasskeyStrategy.Submission(
             assertion: assertion, expectation: expectation, relyingParty: services.relyingParty, now: services.clock.now())
-        return (submission, flow)
     }
 }
 
