@@ -98,8 +98,9 @@ struct BrowserTests {
                     URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, link, user.email, "ada", screenshots.path])
                 #expect(result.status == 0, "\(result.output)")
                 let revoked = try #require(result.output.split(separator: "\n").last.map(String.init))
+                let revokedID = try #require(UUID(uuidString: revoked), "the script's last line names the revoked session")
                 // The browser's click really ended that session, and only it.
-                let sessions = try await server.persistence.read { try await $0.sessions.find(id: UUID(uuidString: revoked)!) }
+                let sessions = try await server.persistence.read { try await $0.sessions.find(id: revokedID) }
                 #expect(sessions?.revokeReason == "admin_revoked")
                 let revokedToken = revoked == user.sessionID ? user.refreshToken : second.refreshToken
                 #expect(try await refresh(client, revokedToken).status == .badRequest)

@@ -35,7 +35,9 @@ struct TransportTests {
             ("/oauth/token", "application/x-www-form-urlencoded", "invalid_request"),
         ])
     func chunkedTooLarge(path: String, contentType: String, expected: String) async throws {
-        let server = try await TestServer.startOpen(.sqlite)
+        // The live client's own connection waits idle while the script uploads, which on a loaded host
+        // (the whole suite on two cores) outlasted the 60 s default and closed it under the client.
+        let server = try await TestServer.startOpen(.sqlite) { $0.idleTimeout = 600 }
         try await server.withLive { client in
             let port = try #require(client.port)
             let result = try await Subprocess.run(

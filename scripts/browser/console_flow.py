@@ -44,7 +44,7 @@ def main() -> int:
         charts = driver.find_elements(By.CSS_SELECTOR, "figure svg")
         assert len(charts) == 4, f"{len(charts)} charts"
         captions = [c.text for c in driver.find_elements(By.TAG_NAME, "figcaption")]
-        assert captions == ["Sign-ins", "Sign-ups", "Failed sign-ins", "Token refreshes"], captions
+        assert captions == ["Sign-ins", "Sign-ups", "Failed sign-ins", "Sessions refreshed"], captions
         assert driver.find_elements(By.CSS_SELECTOR, "figure svg rect"), "no bars drawn"
         shot(driver, out_dir, "overview.png")
 

@@ -1,6 +1,9 @@
 import Foundation
 
-/// One sign-in on one device. Owns a chain of refresh tokens.
+/// One sign-in on one device. Owns a chain of refresh tokens: since schema 18 the chain's state is
+/// three columns of this row (``refreshChain``), so a session takes the same space after a thousand
+/// refreshes as after one; sessions started before keep rows in `refresh_tokens` until they next
+/// refresh.
 public struct SessionRecord: Sendable, Hashable {
     public var id: UUID
     public var userID: UUID
@@ -30,13 +33,17 @@ public struct SessionRecord: Sendable, Hashable {
     /// the key of the proof that started it, or of its first refresh with one. A public client's refresh
     /// needs a proof by this key; nil for a session that never saw a proof.
     public var dpopJKT: String?
+    /// Where its refresh-token chain stands; nil for a session whose tokens are rows (started by a
+    /// node of an older release, or while one was alive).
+    public var refreshChain: RefreshChainState?
 
     public init(
         id: UUID = UUID(), userID: UUID, clientID: String, amr: [String], scopes: [String], userAgent: String?,
         ipAddress: String?, createdAt: Date, lastUsedAt: Date? = nil, expiresAt: Date, revokedAt: Date? = nil,
         revokeReason: String? = nil, credentialID: String? = nil, browserSessionID: UUID? = nil, authTime: Date? = nil,
-        requestedClaims: RequestedClaims? = nil, dpopJKT: String? = nil
+        requestedClaims: RequestedClaims? = nil, dpopJKT: String? = nil, refreshChain: RefreshChainState? = nil
     ) {
+        self.refreshChain = refreshChain
         self.requestedClaims = requestedClaims
         self.dpopJKT = dpopJKT
         self.id = id
@@ -57,6 +64,26 @@ public struct SessionRecord: Sendable, Hashable {
     }
 
     public func isLive(at now: Date) -> Bool { revokedAt == nil && expiresAt > now }
+}
+
+/// The state of a session's refresh-token chain. Token `n` of the chain is computed from the session
+/// id and `n` under the server secret (``ServerSecret/refreshChainToken(session:generation:)``), so
+/// no token is stored, and any earlier token is recognised as one: presented after the grace
+/// interval, it ends the session.
+public struct RefreshChainState: Sendable, Hashable {
+    /// The generation of the one token that refreshes now.
+    public var generation: Int
+    /// When that token was issued (its predecessor rotated): what the grace interval counts from.
+    public var rotatedAt: Date
+    /// When that token idles out (the client's `refresh_token_ttl` after it was issued); the
+    /// session's own expiry still bounds it.
+    public var expiresAt: Date
+
+    public init(generation: Int, rotatedAt: Date, expiresAt: Date) {
+        self.generation = generation
+        self.rotatedAt = rotatedAt
+        self.expiresAt = expiresAt
+    }
 }
 
 /// Why a session ended, as recorded in `revoke_reason`.

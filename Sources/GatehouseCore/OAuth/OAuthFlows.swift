@@ -13,7 +13,10 @@ public struct OAuthFlows: Sendable {
     public func revoke(token: String, client: ClientRecord) async throws {
         let now = services.clock.now()
         var sessionID: UUID?
-        if token.hasPrefix(RefreshTokenFormat.prefix) {
+        if let chain = RefreshChainToken(parsing: token) {
+            // Any genuine token of the chain names its session, as any row of a chain did.
+            sessionID = services.secret.verifies(chain) ? chain.sessionID : nil
+        } else if token.hasPrefix(RefreshTokenFormat.prefix) {
             let hash = Secrets.sha256Hex(token)
             sessionID = try await services.persistence.read { try await $0.refreshTokens.find(hash: hash)?.sessionID }
         } else if let claims = try? await services.tokens.verify(token), claims.clientID == client.id {
@@ -29,6 +32,14 @@ public struct OAuthFlows: Sendable {
 
     public func introspect(token: String) async throws -> IntrospectionResponse {
         let now = services.clock.now()
+        if let chain = RefreshChainToken(parsing: token) {
+            guard services.secret.verifies(chain),
+                let session = try await services.persistence.read({ try await $0.sessions.find(id: chain.sessionID) }),
+                let state = session.refreshChain, state.generation == chain.generation
+            else { return IntrospectionResponse(active: false) }
+            return try await introspection(
+                of: session, issuedAt: state.rotatedAt, expiresAt: min(state.expiresAt, session.expiresAt), now: now)
+        }
         if token.hasPrefix(RefreshTokenFormat.prefix) {
             let hash = Secrets.sha256Hex(token)
             let found = try await services.persistence.read { stores -> (RefreshTokenRecord, SessionRecord)? in
@@ -37,20 +48,11 @@ public struct OAuthFlows: Sendable {
                 else { return nil }
                 return (record, session)
             }
-            guard let (record, session) = found, record.rotatedAt == nil, record.expiresAt > now, session.isLive(at: now)
-            else { return IntrospectionResponse(active: false) }
-            var answer = IntrospectionResponse(active: true)
-            answer.scope = session.scopes.joined(separator: " ")
-            answer.clientId = session.clientID
-            let client = try await services.clients.resolve(session.clientID)
-            answer.sub = services.tokens.subjects.subject(of: session.userID, for: client)
-            answer.exp = Int(record.expiresAt.timeIntervalSince1970)
-            answer.iat = Int(record.createdAt.timeIntervalSince1970)
-            answer.iss = services.tokens.issuer
-            answer.sid = session.id.uuidString.lowercased()
-            answer.tokenType = "refresh_token"
-            answer.cnf = session.dpopJKT.map(Confirmation.init(jkt:))
-            return answer
+            // A row whose session moved onto a chain was its head, exchanged since.
+            guard let (record, session) = found, record.rotatedAt == nil, session.refreshChain == nil else {
+                return IntrospectionResponse(active: false)
+            }
+            return try await introspection(of: session, issuedAt: record.createdAt, expiresAt: record.expiresAt, now: now)
         }
         guard let claims = try? await services.tokens.verify(token, forThisServer: false) else {
             return IntrospectionResponse(active: false)
@@ -74,6 +76,24 @@ public struct OAuthFlows: Sendable {
         answer.tokenType = claims.cnf == nil ? "Bearer" : "DPoP"
         answer.cnf = claims.cnf
         answer.act = claims.act
+        return answer
+    }
+
+    /// A refresh token's answer: active while it is current, unexpired and its session live.
+    private func introspection(of session: SessionRecord, issuedAt: Date, expiresAt: Date, now: Date) async throws -> IntrospectionResponse
+    {
+        guard expiresAt > now, session.isLive(at: now) else { return IntrospectionResponse(active: false) }
+        var answer = IntrospectionResponse(active: true)
+        answer.scope = session.scopes.joined(separator: " ")
+        answer.clientId = session.clientID
+        let client = try await services.clients.resolve(session.clientID)
+        answer.sub = services.tokens.subjects.subject(of: session.userID, for: client)
+        answer.exp = Int(expiresAt.timeIntervalSince1970)
+        answer.iat = Int(issuedAt.timeIntervalSince1970)
+        answer.iss = services.tokens.issuer
+        answer.sid = session.id.uuidString.lowercased()
+        answer.tokenType = "refresh_token"
+        answer.cnf = session.dpopJKT.map(Confirmation.init(jkt:))
         return answer
     }
 

@@ -3,6 +3,8 @@ import GatehouseAPI
 import Logging
 
 /// `grant_type=refresh_token`: rotation on every use, a short grace for retries, theft detection after it.
+/// Sessions on a chain (`RefreshFlow+Chain.swift`) refresh in one statement; sessions started with
+/// token rows by an older release refresh there (`RefreshFlow+Rows.swift`) and move onto a chain.
 public struct RefreshFlow: Sendable {
     let services: CoreServices
     let issuer: SessionIssuer
@@ -22,7 +24,7 @@ public struct RefreshFlow: Sendable {
     /// only with a proof by that key, whatever the client's setting says later; a refusal is audited,
     /// as a refresh token off its device is a stolen one. A confidential client's refresh token is
     /// bound by its secret: its access token takes this request's key, if it sent one.
-    private func dpopKeys(
+    func dpopKeys(
         session: SessionRecord, client: ClientRecord, meta: RequestMeta, now: Date
     ) async throws -> (access: String?, bind: String?) {
         let presented = client.settings.dpop == .off ? nil : meta.dpopKey
@@ -50,71 +52,39 @@ public struct RefreshFlow: Sendable {
             throw GatehouseError.invalidGrant("The refresh token is not valid.")
         }
         let resources = try SessionIssuer.resources(requested: resource, client: client, issuer: services.tokens.issuer)
-        let hash = Secrets.sha256Hex(token)
-        let now = services.clock.now()
-        let grace = services.settings.refreshReuseGrace
-        let secret = services.secret
-        let notices = services.notices
-
-        // Validity is read on a reader, off the single writer; the writer transaction then does only the
-        // atomic claim and the writes. A revocation that commits between the two is ordered after this
-        // refresh: the new tokens die with the session, as every use checks that it is live.
-        guard
-            let (record, session, userActive) = try await services.persistence.read({
-                try await $0.refreshTokens.findWithSession(hash: hash)
-            })
-        else { throw GatehouseError.invalidGrant("The refresh token is not valid.") }
-        guard session.isLive(at: now) else { throw GatehouseError.invalidGrant("The session has ended.") }
-        guard session.clientID == client.id else { throw GatehouseError.invalidGrant("The refresh token belongs to another client.") }
-        guard userActive else { throw GatehouseError.invalidGrant("The account is disabled.") }
-        guard record.expiresAt > now else { throw GatehouseError.invalidGrant("The refresh token has expired.") }
-        let successorExpiry = issuer.refreshExpiry(session: session, client: client, now: now)
-        let (dpopKey, bindTo) = try await dpopKeys(session: session, client: client, meta: meta, now: now)
-
-        // Not counted per address (`token` limit): refresh tokens are single-use 256-bit secrets, and on
-        // SQLite the counter's extra statement cost 15 % of refresh throughput (threat model A2).
-        let outcome: Outcome = try await services.persistence.transaction { stores in
-            // First use with a proof binds the session; a parallel refresh by the same key binds it too.
-            if let bindTo, try await !stores.sessions.bindDPoP(id: session.id, jkt: bindTo) {
-                throw GatehouseError.invalidGrant("The refresh token is bound to another DPoP key.")
-            }
-            let successor = secret.refreshSuccessor(of: token)
-            let record = RefreshTokenRecord(
-                tokenHash: Secrets.sha256Hex(successor), sessionID: session.id, parentHash: hash, createdAt: now,
-                expiresAt: successorExpiry)
-            if try await stores.refreshTokens.insertSuccessor(record) {
-                return .rotated(session, successor: successor)
-            }
-            // Someone rotated it before us. Re-read: under PostgreSQL's READ COMMITTED the insert waited for
-            // that transaction, so its successor (the rotation time) is visible now.
-            let rotatedAt = try await stores.refreshTokens.find(hash: hash)?.rotatedAt ?? now
-            if now.timeIntervalSince(rotatedAt) <= grace {
-                return .rotated(session, successor: secret.refreshSuccessor(of: token))
-            }
-            _ = try await stores.endSession(session.id, at: now, reason: .refreshTokenReuse, notices: notices)
-            try await stores.audit.append(
-                AuditEvent(
-                    at: now, type: AuditEvent.refreshTokenReused, userID: session.userID, clientID: client.id, method: "refresh_token",
-                    reason: "session_revoked", meta: meta))
-            return .reuseDetected
+        let (rotated, successor): (SessionRecord, String)
+        if let chain = RefreshChainToken(parsing: token) {
+            // A forged or altered chain token is refused here, before any read.
+            guard services.secret.verifies(chain) else { throw GatehouseError.invalidGrant("The refresh token is not valid.") }
+            (rotated, successor) = try await refresh(chain: chain, client: client, meta: meta)
+        } else {
+            (rotated, successor) = try await refresh(rowToken: token, client: client, meta: meta)
         }
-
-        switch outcome {
-        case .reuseDetected:
-            services.logger.warning("refresh token reuse detected; session revoked", metadata: ["client_id": "\(client.id)"])
-            throw GatehouseError.invalidGrant("The refresh token was already used; the session has been revoked.")
-        case .rotated(var session, let successor):
-            session.dpopJKT = dpopKey
-            if let scope, !scope.isEmpty {
-                // A refresh may narrow the scope (RFC 6749 §6), never widen it.
-                let asked = Set(scope.split(separator: " ").map(String.init))
-                guard asked.isSubset(of: Set(session.scopes)) else {
-                    throw GatehouseError.invalidScope("The requested scope exceeds the original grant.")
-                }
-                session.scopes = session.scopes.filter(asked.contains)
+        var session = rotated
+        if let scope, !scope.isEmpty {
+            // A refresh may narrow the scope (RFC 6749 §6), never widen it.
+            let asked = Set(scope.split(separator: " ").map(String.init))
+            guard asked.isSubset(of: Set(session.scopes)) else {
+                throw GatehouseError.invalidScope("The requested scope exceeds the original grant.")
             }
-            return try await issuer.response(
-                session: session, refreshToken: successor, client: client, user: nil, isNew: nil, resources: resources)
+            session.scopes = session.scopes.filter(asked.contains)
         }
+        return try await issuer.response(
+            session: session, refreshToken: successor, client: client, user: nil, isNew: nil, resources: resources)
+    }
+
+    /// A token presented after its successor's grace interval: whoever holds the chain now may be a
+    /// thief, so the session ends for both.
+    func endForReuse(_ session: SessionRecord, client: ClientRecord, meta: RequestMeta, now: Date, stores: any Stores) async throws {
+        _ = try await stores.endSession(session.id, at: now, reason: .refreshTokenReuse, notices: services.notices)
+        try await stores.audit.append(
+            AuditEvent(
+                at: now, type: AuditEvent.refreshTokenReused, userID: session.userID, clientID: client.id, method: "refresh_token",
+                reason: "session_revoked", meta: meta))
+    }
+
+    func reuseDetected(client: ClientRecord) -> GatehouseError {
+        services.logger.warning("refresh token reuse detected; session revoked", metadata: ["client_id": "\(client.id)"])
+        return GatehouseError.invalidGrant("The refresh token was already used; the session has been revoked.")
     }
 }

@@ -4,6 +4,12 @@ import Foundation
 public protocol SessionStore: Sendable {
     func insert(_ session: SessionRecord) async throws
     func find(id: UUID) async throws -> SessionRecord?
+    /// A session and whether its user is active, in one read: what a refused chain refresh reads to say why.
+    func findForRefresh(id: UUID) async throws -> (session: SessionRecord, userActive: Bool)?
+    /// The atomic claim of a chain refresh, in one statement: moves the chain from `claim.from` to the
+    /// next generation if the session is live, the client's, its user active, the token current and
+    /// the DPoP key fits; returns the session as it is now, or nil when any of that failed.
+    func advanceRefreshChain(_ claim: RefreshChainClaim) async throws -> SessionRecord?
     /// Binds a session's refresh tokens to a DPoP key, once: false when it is bound to another key.
     func bindDPoP(id: UUID, jkt: String) async throws -> Bool
     /// Live sessions of a user, newest first.

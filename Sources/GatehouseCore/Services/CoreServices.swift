@@ -40,13 +40,16 @@ public struct CoreServices: Sendable {
     public let dpop: DPoPVerifier
     /// Who Gatehouse is to passkey authenticators (RP ID, origins, attestation roots).
     public let relyingParty: RelyingParty
+    /// Whether sessions start on a refresh chain; the node heartbeat closes it while an older node lives.
+    public let refreshChains: RefreshChainGate
 
     public init(
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
         clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks(),
         social: SocialFederation = SocialFederation(), assurance: any AssurancePolicy = FirstFactorSuffices(),
-        factors: [any SecondFactor] = []
+        factors: [any SecondFactor] = [], refreshChains: RefreshChainGate = RefreshChainGate()
     ) {
+        self.refreshChains = refreshChains
         self.social = social
         self.clientKeys = ClientKeySets(fetcher: social.http)
         self.persistence = persistence
@@ -62,7 +65,9 @@ public struct CoreServices: Sendable {
         self.clientCache = cache
         self.clients = ClientResolver(persistence: persistence, cache: cache)
         self.allowedOrigins = AllowedOrigins(persistence: persistence, clock: clock)
-        self.issuer = SessionIssuer(persistence: persistence, tokens: tokens, clock: clock, settings: settings, hooks: hooks)
+        self.issuer = SessionIssuer(
+            persistence: persistence, tokens: tokens, clock: clock, settings: settings, secret: secret, chains: refreshChains,
+            hooks: hooks)
         self.notices = LogoutNotices(secret: secret)
         self.browserSessions = BrowserSessions(
             persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime, notices: notices)

@@ -8,10 +8,15 @@ public struct SessionIssuer: Sendable {
     let clock: any WallClock
     let settings: CoreSettings
     let hooks: FlowHooks
+    let secret: ServerSecret
+    let chains: RefreshChainGate
 
     public init(
-        persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings, hooks: FlowHooks = FlowHooks()
+        persistence: any Persistence, tokens: AccessTokens, clock: any WallClock, settings: CoreSettings, secret: ServerSecret,
+        chains: RefreshChainGate, hooks: FlowHooks = FlowHooks()
     ) {
+        self.secret = secret
+        self.chains = chains
         self.persistence = persistence
         self.tokens = tokens
         self.clock = clock
@@ -44,13 +49,20 @@ public struct SessionIssuer: Sendable {
         session.dpopJKT = try DPoPBinding.key(for: client, meta: meta)
         var stored = session
         if client.kind != .public { stored.dpopJKT = nil }
+        guard chains.isOpen else {
+            try await stores.sessions.insert(stored)
+            let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
+            try await stores.refreshTokens.insert(
+                RefreshTokenRecord(
+                    tokenHash: Secrets.sha256Hex(refreshToken), sessionID: session.id, parentHash: nil, createdAt: now,
+                    expiresAt: refreshExpiry(session: session, client: client, now: now)))
+            return Started(session: session, refreshToken: refreshToken)
+        }
+        let chain = RefreshChainState(generation: 0, rotatedAt: now, expiresAt: refreshExpiry(session: session, client: client, now: now))
+        stored.refreshChain = chain
+        session.refreshChain = chain
         try await stores.sessions.insert(stored)
-        let refreshToken = Secrets.token(prefix: RefreshTokenFormat.prefix)
-        try await stores.refreshTokens.insert(
-            RefreshTokenRecord(
-                tokenHash: Secrets.sha256Hex(refreshToken), sessionID: session.id, parentHash: nil, createdAt: now,
-                expiresAt: refreshExpiry(session: session, client: client, now: now)))
-        return Started(session: session, refreshToken: refreshToken)
+        return Started(session: session, refreshToken: secret.refreshChainToken(session: session.id, generation: 0))
     }
 
     /// Refresh tokens idle out after the client's `refresh_token_ttl`, never later than the session.

@@ -6,6 +6,7 @@ import Foundation
 struct DerivedSecretKeys: Sendable {
     let sealingKey: SymmetricKey
     let successorKey: SymmetricKey
+    let refreshChainKey: SymmetricKey
     let codeKey: SymmetricKey
     let csrfKey: SymmetricKey
     /// Only for a database that has no stable keys yet: its pairwise subjects and recovery-code
@@ -22,6 +23,7 @@ struct DerivedSecretKeys: Sendable {
         }
         sealingKey = derive("seal:v1")
         successorKey = derive("refresh-successor:v1")
+        refreshChainKey = derive("refresh-chain:v1")
         codeKey = derive("one-time-code:v1")
         csrfKey = derive("csrf:v1")
         legacyPairwiseKey = derive("pairwise-subject:v1")

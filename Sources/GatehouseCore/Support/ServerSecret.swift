@@ -81,6 +81,30 @@ public struct ServerSecret: Sendable {
         return RefreshTokenFormat.prefix + Base64URL.encode(Array(mac))
     }
 
+    /// Token `generation` of a session's refresh chain, under the current secret. It is a keyed hash of
+    /// the session and the generation only: the server stores no token and no seed, and nothing in
+    /// the database alone gives a token.
+    public func refreshChainToken(session: UUID, generation: Int) -> String {
+        RefreshChainToken(sessionID: session, generation: generation)
+            .formatted(mac: Self.chainMAC(session, generation, current.refreshChainKey))
+    }
+
+    /// Whether `token` is the one this server made for its session and generation, under any secret of
+    /// the ring, compared in constant time. A forged or altered token fails here, before any database
+    /// read: only a real earlier token can end a session as reused.
+    public func verifies(_ token: RefreshChainToken) -> Bool {
+        ring.reduce(false) { matched, keys in
+            Secrets.constantTimeEquals(token.mac, Self.chainMAC(token.sessionID, token.generation, keys.refreshChainKey)) || matched
+        }
+    }
+
+    private static func chainMAC(_ session: UUID, _ generation: Int, _ key: SymmetricKey) -> [UInt8] {
+        var message = Array("gatehouse-refresh-chain\u{0}".utf8)
+        withUnsafeBytes(of: session.uuid) { message.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt64(generation).bigEndian) { message.append(contentsOf: $0) }
+        return Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+    }
+
     /// The form token that goes with a CSRF cookie nonce: a forged form cannot know it, and the server
     /// keeps no state for it.
     public func csrfToken(for nonce: String) -> String { Self.csrf(nonce, current.csrfKey) }
@@ -117,8 +141,4 @@ public struct ServerSecret: Sendable {
     private static func codeHash(_ code: String, _ binding: String, _ key: SymmetricKey) -> String {
         Secrets.hex(Array(HMAC<SHA256>.authenticationCode(for: Data((binding + "\u{0}" + code).utf8), using: key)))
     }
-}
-
-public enum RefreshTokenFormat {
-    public static let prefix = "gh_r_"
 }

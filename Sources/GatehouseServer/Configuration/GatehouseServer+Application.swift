@@ -17,7 +17,7 @@ extension GatehouseServer {
         if maintenance {
             backgroundServices += [
                 KeyReloadService(keys: keys, logger: services.logger),
-                NodeHeartbeatService(persistence: persistence, logger: services.logger),
+                NodeHeartbeatService(persistence: persistence, chains: services.refreshChains, logger: services.logger),
             ]
             if configuration.runOutboxDispatcher {
                 backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))

@@ -55,6 +55,8 @@ public struct GatehouseServer: Sendable {
             try await keys.load()
             let tokens = AccessTokens(
                 keys: keys, issuer: configuration.publicURL, clock: clock, subjects: SubjectIdentifiers(secret: secret))
+            // Known before the first request: beside a node of an older release, no session starts on a chain.
+            let chains = RefreshChainGate(open: try await persistence.refreshChainsAllowed(now: Date()))
             var settings = configuration.coreSettings
             settings.smsAvailable = transports?[.sms] != nil || configuration.smsURL != nil || configuration.devOutbox
             let services = CoreServices(
@@ -65,7 +67,8 @@ public struct GatehouseServer: Sendable {
                 assurance: assurance ?? FactorPolicy(smsAvailable: settings.smsAvailable),
                 factors: factors
                     ?? SecondFactors.standard(
-                        secret: secret, clock: clock, relyingParty: settings.passkeys.relyingParty(publicURL: settings.publicURL)))
+                        secret: secret, clock: clock, relyingParty: settings.passkeys.relyingParty(publicURL: settings.publicURL)),
+                refreshChains: chains)
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

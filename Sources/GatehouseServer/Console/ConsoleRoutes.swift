@@ -92,7 +92,7 @@ struct ConsoleRoutes: Sendable {
         let total = try await persistence.read { try await $0.users.count() }
         let charts: [[String: Any]] = [
             ("user.signed_in", "Sign-ins", "#1f4fbf"), ("user.created", "Sign-ups", "#2c7a3f"),
-            ("sign_in.failed", "Failed sign-ins", "#9b1c1c"), ("refresh", "Token refreshes", "#6b4fbf"),
+            ("sign_in.failed", "Failed sign-ins", "#9b1c1c"), ("refresh", "Sessions refreshed", "#6b4fbf"),
         ].map { name, label, colour in
             let counts = ConsoleChart.series(activity, name, days: Self.chartDays, now: now)
             return [

@@ -40,6 +40,13 @@ extension SQLPersistence {
         }
     }
 
+    /// Whether every node heard from within ``nodeLiveness`` runs a schema with refresh chains: a node
+    /// of an older release refreshes only token rows (`RefreshChainGate`).
+    public func refreshChainsAllowed(now: Date) async throws -> Bool {
+        let nodes = try await readDatabase { try await Self.liveNodes($0, now: now) }
+        return nodes.allSatisfy { $0.schemaVersion >= Migrations.refreshChains.version }
+    }
+
     /// Nodes heard from within ``nodeLiveness``, oldest schema first.
     static func liveNodes(_ db: any SQLDatabase, now: Date) async throws -> [ClusterNode] {
         try await db.raw(

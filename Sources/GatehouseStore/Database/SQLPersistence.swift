@@ -137,6 +137,14 @@ public final class SQLPersistence: Persistence {
         }
     }
 
+    /// The first column of each row of a raw query, as integers: for tests and drills that measure
+    /// what the stores wrote (row counts, sizes), below the stores.
+    public func rawIntegers(_ query: String) async throws -> [Int] {
+        try await readDatabase { db in
+            try await db.raw(SQLQueryString(query)).all().map { try $0.decode(column: $0.allColumns[0], as: Int.self) }
+        }
+    }
+
     public func transaction<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
         guard TracingSwitch.isOn, InstrumentationContext.current != nil else { return try await transactionUntraced(body) }
         return try await traced("db.transaction") { try await self.transactionUntraced(body) }
@@ -146,6 +154,30 @@ public final class SQLPersistence: Persistence {
         let result: R
         do {
             result = try await transactionOnDatabase { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+        } catch {
+            throw health.translate(error)
+        }
+        health.committed()
+        return result
+    }
+
+    public func write<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        guard TracingSwitch.isOn, InstrumentationContext.current != nil else { return try await writeUntraced(body) }
+        return try await traced("db.write") { try await self.writeUntraced(body) }
+    }
+
+    private func writeUntraced<R: Sendable>(_ body: @escaping @Sendable (any Stores) async throws -> R) async throws -> R {
+        let result: R
+        do {
+            switch backend {
+            case .sqlite(_, let writes, _):
+                // The writer queue commits in groups anyway: a statement alone costs nothing more.
+                result = try await writes.run { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+            case .postgres(let client, _):
+                result = try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
+                    try await body(SQLStores(db: connection.sql(queryLogLevel: nil), dialect: self.dialect))
+                }
+            }
         } catch {
             throw health.translate(error)
         }

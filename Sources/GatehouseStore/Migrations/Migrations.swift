@@ -7,7 +7,10 @@ struct Migration: Sendable {
 }
 
 enum Migrations {
-    static let all: [Migration] = [
+    /// Every migration, in order: this file's, then `Migrations+Chains.swift` onwards.
+    static let all: [Migration] = throughDeviceAuthorizations + [refreshChains]
+
+    static let throughDeviceAuthorizations: [Migration] = [
         Migration(
             version: 1, name: "foundation",
             statements: [

@@ -63,10 +63,17 @@ struct SQLActivityStore: ActivityStore {
         ).all() {
             activity.series[try row.string("type"), default: [:]][try row.int("day")] = try row.int("n")
         }
+        // A chain keeps only its latest refresh, so the series counts sessions by the day they last
+        // refreshed; sessions still on token rows count the same way.
         for row in try await db.raw(
             """
-            SELECT created_at / 86400000 AS day, COUNT(*) AS n FROM refresh_tokens
-            WHERE created_at >= \(bind: from) AND parent_hash IS NOT NULL GROUP BY created_at / 86400000
+            SELECT day, COUNT(*) AS n FROM (
+                SELECT refresh_rotated_at / 86400000 AS day FROM sessions
+                WHERE refresh_generation > 0 AND refresh_rotated_at >= \(bind: from)
+                UNION ALL
+                SELECT MAX(created_at) / 86400000 AS day FROM refresh_tokens
+                WHERE parent_hash IS NOT NULL GROUP BY session_id HAVING MAX(created_at) >= \(bind: from)
+            ) refreshed GROUP BY day
             """
         ).all() {
             activity.series["refresh", default: [:]][try row.int("day")] = try row.int("n")

@@ -8,7 +8,8 @@ struct SQLSessionStore: SessionStore {
 
     static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
-        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time, claims, dpop_jkt
+        revoked_at, revoke_reason, credential_id, browser_session_id, auth_time, claims, dpop_jkt,
+        refresh_generation, refresh_rotated_at, refresh_expires_at
         """
 
     func insert(_ s: SessionRecord) async throws {
@@ -20,7 +21,9 @@ struct SQLSessionStore: SessionStore {
                     \(bind: s.ipAddress), \(bind: Columns.millis(s.createdAt)), \(bind: Columns.millis(s.lastUsedAt)),
                     \(bind: Columns.millis(s.expiresAt)), \(bind: Columns.millis(s.revokedAt)), \(bind: s.revokeReason),
                     \(bind: s.credentialID), \(bind: s.browserSessionID.map(Columns.id)),
-                    \(bind: Columns.millis(s.authTime)), \(bind: try s.requestedClaims.map(Columns.json)), \(bind: s.dpopJKT))
+                    \(bind: Columns.millis(s.authTime)), \(bind: try s.requestedClaims.map(Columns.json)), \(bind: s.dpopJKT),
+                    \(bind: s.refreshChain?.generation), \(bind: Columns.millis(s.refreshChain?.rotatedAt)),
+                    \(bind: Columns.millis(s.refreshChain?.expiresAt)))
             """
         ).run()
     }
@@ -28,6 +31,48 @@ struct SQLSessionStore: SessionStore {
     func find(id: UUID) async throws -> SessionRecord? {
         try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM sessions WHERE id = \(bind: Columns.id(id))")
             .first().map(Self.decode)
+    }
+
+    func findForRefresh(id: UUID) async throws -> (session: SessionRecord, userActive: Bool)? {
+        guard
+            let row = try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.prefixed), u.state AS user_state
+                FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = \(bind: Columns.id(id))
+                """
+            ).first()
+        else { return nil }
+        return (try Self.decode(row), try row.string("user_state") == UserState.active.rawValue)
+    }
+
+    func advanceRefreshChain(_ claim: RefreshChainClaim) async throws -> SessionRecord? {
+        let now = Columns.millis(claim.now)
+        var query: SQLQueryString = """
+            UPDATE sessions SET refresh_generation = \(bind: claim.next), refresh_rotated_at = \(bind: now),
+                refresh_expires_at = \(bind: Columns.millis(claim.expiresAt)), last_used_at = \(bind: now)
+            """
+        if let bind = claim.dpop?.bind { query += ", dpop_jkt = COALESCE(dpop_jkt, \(bind: bind))" }
+        query += """
+             WHERE id = \(bind: Columns.id(claim.sessionID)) AND client_id = \(bind: claim.clientID)
+              AND revoked_at IS NULL AND expires_at > \(bind: now)
+            """
+        if let from = claim.from {
+            query += " AND refresh_generation = \(bind: from) AND refresh_expires_at > \(bind: now)"
+        } else {
+            query += " AND refresh_generation IS NULL"
+        }
+        if let dpop = claim.dpop {
+            if let match = dpop.match {
+                query += " AND (dpop_jkt IS NULL OR dpop_jkt = \(bind: match))"
+            } else {
+                query += " AND dpop_jkt IS NULL"
+            }
+        }
+        query += """
+             AND EXISTS (SELECT 1 FROM users u WHERE u.id = sessions.user_id AND u.state = \(bind: UserState.active.rawValue))
+            RETURNING \(unsafeRaw: Self.columns)
+            """
+        return try await db.raw(query).first().map(Self.decode)
     }
 
     func bindDPoP(id: UUID, jkt: String) async throws -> Bool {
@@ -39,12 +84,15 @@ struct SQLSessionStore: SessionStore {
     }
 
     func listLive(userID: UUID, now: Date) async throws -> [SessionRecord] {
-        // A session is used when its refresh token rotates; the newest token's creation is that time
-        // (refreshes write no session row, to keep them at one write).
+        // A session on token rows is used when its refresh token rotates; the newest token's creation is
+        // that time (those refreshes write no session row, to keep them at one write).
+        // A chain's refresh writes last_used_at itself.
         let columns = Self.columns.replacingOccurrences(
             of: "last_used_at",
             with: """
-                COALESCE((SELECT MAX(r.created_at) FROM refresh_tokens r WHERE r.session_id = sessions.id), last_used_at) AS last_used_at
+                CASE WHEN refresh_generation IS NULL
+                THEN COALESCE((SELECT MAX(r.created_at) FROM refresh_tokens r WHERE r.session_id = sessions.id), last_used_at)
+                ELSE last_used_at END AS last_used_at
                 """)
         return try await db.raw(
             """
@@ -122,8 +170,17 @@ struct SQLSessionStore: SessionStore {
             browserSessionID: try row.optionalString("browser_session_id").flatMap(UUID.init(uuidString:)),
             authTime: try row.optionalDate("auth_time"),
             requestedClaims: try row.optionalString("claims").map { try Columns.decodeJSON(RequestedClaims.self, $0) },
-            dpopJKT: try row.optionalString("dpop_jkt"))
+            dpopJKT: try row.optionalString("dpop_jkt"),
+            refreshChain: try row.optionalInt("refresh_generation").map { generation in
+                RefreshChainState(
+                    generation: generation, rotatedAt: try row.date("refresh_rotated_at"),
+                    expiresAt: try row.date("refresh_expires_at"))
+            })
     }
+
+    /// ``columns`` of the session aliased `s`, under their own names so ``decode(_:)`` reads them.
+    static let prefixed = columns.split(separator: ",")
+        .map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
 }
 
 struct SQLRefreshTokenStore: RefreshTokenStore {
@@ -155,10 +212,8 @@ struct SQLRefreshTokenStore: RefreshTokenStore {
     }
 
     func findWithSession(hash: String) async throws -> (token: RefreshTokenRecord, session: SessionRecord, userActive: Bool)? {
-        // Session columns keep their names so SQLSessionStore.decode reads them; the token's own dates
-        // are aliased.
-        let sessionColumns = SQLSessionStore.columns.split(separator: ",")
-            .map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
+        // The token's own dates are aliased: the session's keep their names.
+        let sessionColumns = SQLSessionStore.prefixed
         guard
             let row = try await db.raw(
                 """

@@ -31,8 +31,9 @@ struct InMemoryActivityStore: ActivityStore {
             for event in s.audit where event.at >= since && ["user.signed_in", "user.created", "sign_in.failed"].contains(event.type) {
                 activity.series[event.type, default: [:]][day(event.at), default: 0] += 1
             }
-            for token in s.refreshTokens.values where token.createdAt >= since && token.parentHash != nil {
-                activity.series["refresh", default: [:]][day(token.createdAt), default: 0] += 1
+            for session in s.sessions.values {
+                guard let chain = session.refreshChain, chain.generation > 0, chain.rotatedAt >= since else { continue }
+                activity.series["refresh", default: [:]][day(chain.rotatedAt), default: 0] += 1
             }
             return activity
         }

@@ -16,6 +16,33 @@ struct InMemorySessionStore: SessionStore {
         }
     }
 
+    func findForRefresh(id: UUID) async throws -> (session: SessionRecord, userActive: Bool)? {
+        box.with { state in
+            guard let session = state.sessions[id] else { return nil }
+            return (session, state.users[session.userID]?.state == .active)
+        }
+    }
+
+    func advanceRefreshChain(_ claim: RefreshChainClaim) async throws -> SessionRecord? {
+        box.with { state in
+            guard let session = state.sessions[claim.sessionID], session.clientID == claim.clientID,
+                session.isLive(at: claim.now), state.users[session.userID]?.state == .active
+            else { return nil }
+            if let from = claim.from {
+                guard let chain = session.refreshChain, chain.generation == from, chain.expiresAt > claim.now else { return nil }
+            } else if session.refreshChain != nil {
+                return nil
+            }
+            if let dpop = claim.dpop, let bound = session.dpopJKT, bound != dpop.match { return nil }
+            var next = session
+            next.refreshChain = RefreshChainState(generation: claim.next, rotatedAt: claim.now, expiresAt: claim.expiresAt)
+            next.lastUsedAt = claim.now
+            if next.dpopJKT == nil, let bind = claim.dpop?.bind { next.dpopJKT = bind }
+            state.sessions[claim.sessionID] = next
+            return next
+        }
+    }
+
     func bindDPoP(id: UUID, jkt: String) async throws -> Bool {
         box.with { state in
             guard let session = state.sessions[id], session.dpopJKT == nil || session.dpopJKT == jkt else { return false }

@@ -1,0 +1,68 @@
+import Foundation
+import GatehouseAPI
+
+extension RefreshFlow {
+    /// A chain token (its MAC verified). The common case is one statement, the claim, which checks
+    /// everything a refresh must (the session live and the client's, the user active, the token
+    /// current and unexpired, the DPoP key) and moves the chain on. Only a refused claim reads, to say
+    /// why: a retry inside the grace interval, a reused token, or the reason it is not valid.
+    func refresh(chain token: RefreshChainToken, client: ClientRecord, meta: RequestMeta) async throws -> (SessionRecord, String) {
+        let now = services.clock.now()
+        // A public client without a proof when proofs are required is refused either way; the read path
+        // says how (and audits a bound session's missing proof).
+        if client.kind != .public || meta.dpopKey != nil || client.settings.dpop != .required {
+            let accessKey = try DPoPBinding.key(for: client, meta: meta)
+            let claim = RefreshChainClaim(
+                sessionID: token.sessionID, from: token.generation, clientID: client.id, now: now,
+                expiresAt: now.addingTimeInterval(TimeInterval(client.settings.refreshTokenTTL)),
+                dpop: client.kind == .public
+                    ? RefreshChainClaim.DPoP(match: meta.dpopKey, bind: client.settings.dpop == .off ? nil : meta.dpopKey) : nil)
+            if var session = try await services.persistence.write({ try await $0.sessions.advanceRefreshChain(claim) }) {
+                // A public client's session holds the key its refresh tokens are bound to; the access
+                // token is bound to it too.
+                session.dpopJKT = client.kind == .public ? (session.dpopJKT ?? accessKey) : accessKey
+                return (session, services.secret.refreshChainToken(session: session.id, generation: claim.next))
+            }
+        }
+        return try await refusedClaim(token, client: client, meta: meta, now: now)
+    }
+
+    /// Why the claim was refused, read now. A retry of the refresh that made the current token gets
+    /// that token again; an older token ends the session.
+    private func refusedClaim(
+        _ token: RefreshChainToken, client: ClientRecord, meta: RequestMeta, now: Date
+    ) async throws -> (SessionRecord, String) {
+        guard let (session, userActive) = try await services.persistence.read({ try await $0.sessions.findForRefresh(id: token.sessionID) })
+        else { throw GatehouseError.invalidGrant("The refresh token is not valid.") }
+        guard session.isLive(at: now) else { throw GatehouseError.invalidGrant("The session has ended.") }
+        guard session.clientID == client.id else { throw GatehouseError.invalidGrant("The refresh token belongs to another client.") }
+        guard userActive else { throw GatehouseError.invalidGrant("The account is disabled.") }
+        // A generation the session never reached (a database restored from an older backup) is not valid.
+        guard let chain = session.refreshChain, token.generation <= chain.generation else {
+            throw GatehouseError.invalidGrant("The refresh token is not valid.")
+        }
+        if token.generation == chain.generation {
+            guard chain.expiresAt > now else { throw GatehouseError.invalidGrant("The refresh token has expired.") }
+            // The current token: the claim failed on its DPoP key, which this checks (and audits).
+            let (accessKey, bind) = try await dpopKeys(session: session, client: client, meta: meta, now: now)
+            let claim = RefreshChainClaim(
+                sessionID: session.id, from: token.generation, clientID: client.id, now: now,
+                expiresAt: now.addingTimeInterval(TimeInterval(client.settings.refreshTokenTTL)),
+                dpop: client.kind == .public ? RefreshChainClaim.DPoP(match: meta.dpopKey, bind: bind) : nil)
+            guard var moved = try await services.persistence.write({ try await $0.sessions.advanceRefreshChain(claim) }) else {
+                throw GatehouseError.invalidGrant("The refresh token is not valid.")
+            }
+            moved.dpopJKT = accessKey
+            return (moved, services.secret.refreshChainToken(session: session.id, generation: claim.next))
+        }
+        if token.generation == chain.generation - 1, now.timeIntervalSince(chain.rotatedAt) <= services.settings.refreshReuseGrace {
+            var again = session
+            again.dpopJKT = try await dpopKeys(session: session, client: client, meta: meta, now: now).access
+            return (again, services.secret.refreshChainToken(session: session.id, generation: chain.generation))
+        }
+        try await services.persistence.transaction { stores in
+            try await endForReuse(session, client: client, meta: meta, now: now, stores: stores)
+        }
+        throw reuseDetected(client: client)
+    }
+}
