@@ -118,16 +118,24 @@ struct RefreshChainTests {
             #expect(t1.hasPrefix("gh_r_c."))
 
             // One character of the MAC changed; a generation ahead made with the server's own secret (a
-            // database restored from an older backup); the session id of another session.
+            // database restored from an older backup); the current generation made with the secret and
+            // the session id but not the chain's seed (what the secret alone can make); the session id
+            // of another session; another seed; a leading zero; bad shapes.
+            let parts = t1.dropFirst("gh_r_c.".count).split(separator: ".").map(String.init)
+            try #require(parts.count == 4)
             var altered = Array(t1)
             altered[altered.count - 2] = altered[altered.count - 2] == "A" ? "B" : "A"
-            let ahead = server.server.services.secret.refreshChainToken(session: sessionID, generation: 7)
+            let serverSecret = server.server.services.secret
+            let ahead = serverSecret.refreshChainToken(try #require(RefreshChainToken(parsing: t1)).generation(7))
+            let seedless = serverSecret.refreshChainToken(RefreshChainToken.first(of: sessionID).generation(1))
             let other = try await signUp(client)
-            let swapped = t1.replacingOccurrences(
-                of: String(t1.split(separator: ".")[1]), with: String(other.refreshToken.split(separator: ".")[1]))
+            let otherParts = other.refreshToken.dropFirst("gh_r_c.".count).split(separator: ".").map(String.init)
+            let swapped = ["gh_r_c." + otherParts[0], parts[1], parts[2], parts[3]].joined(separator: ".")
+            let reseeded = ["gh_r_c." + parts[0], parts[1], otherParts[2], parts[3]].joined(separator: ".")
+            let leadingZero = ["gh_r_c." + parts[0], "0" + parts[1], parts[2], parts[3]].joined(separator: ".")
             for forged in [
-                String(altered), ahead, swapped, t1 + "x", "gh_r_c." + "." + "1.",
-                "gh_r_c.AAAAAAAAAAAAAAAAAAAAAA.01." + String(t1.suffix(43)),
+                String(altered), ahead, seedless, swapped, reseeded, leadingZero, t1 + "x", "gh_r_c." + "." + "1.", "gh_r_c.",
+                t1 + ".AAAA",
             ] {
                 let answer = try await refresh(client, forged)
                 #expect(answer.status == .badRequest, "\(forged): \(answer.text)")

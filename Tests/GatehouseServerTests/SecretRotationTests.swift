@@ -65,6 +65,8 @@ struct SecretRotationTests {
             var recoveryCodes: [String] = []
             var accessToken = ""
             var refreshToken = ""
+            /// The sign-up's session, never refreshed: its token was made under the old secret only.
+            var idleRefreshToken = ""
             var pairwise = ""
             var kid = ""
         }
@@ -90,6 +92,7 @@ struct SecretRotationTests {
                 $0.recoveryCodes = confirmed.object["recovery_codes"] as? [String] ?? []
                 $0.accessToken = signedIn.string("access_token") ?? ""
                 $0.refreshToken = signedIn.string("refresh_token") ?? ""
+                $0.idleRefreshToken = user.refreshToken
                 $0.pairwise = firstSecret.pairwiseSubject(userID: "u", sector: "rp.example")
                 $0.kid = first.server.keys.currentKID(.es256) ?? ""
             }
@@ -135,6 +138,9 @@ struct SecretRotationTests {
             let current = state.withLock { $0 }
             #expect(try await client.json(.get, "/v1/me", bearer: current.accessToken).status == .ok)
             #expect(try await refresh(client, current.refreshToken).status == .ok)
+            // A chain's current token is known by its stored hash, not only by a secret of the ring.
+            let idle = try await refresh(client, current.idleRefreshToken)
+            #expect(idle.status == .ok, "a refresh token made under the removed secret: \(idle.text)")
             #expect(try await totpSignIn(client, current.email, current.totpSecret).status == .ok)
             let login = try await client.json(
                 .post, "/v1/login", ["client_id": TestServer.openClient, "email": current.email, "password": Self.password])

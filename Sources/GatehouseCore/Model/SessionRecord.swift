@@ -66,10 +66,10 @@ public struct SessionRecord: Sendable, Hashable {
     public func isLive(at now: Date) -> Bool { revokedAt == nil && expiresAt > now }
 }
 
-/// The state of a session's refresh-token chain. Token `n` of the chain is computed from the session
-/// id and `n` under the server secret (``ServerSecret/refreshChainToken(session:generation:)``), so
-/// no token is stored, and any earlier token is recognised as one: presented after the grace
-/// interval, it ends the session.
+/// The state of a session's refresh-token chain. Token `n` of the chain is a MAC of the session id,
+/// `n` and the chain's seed under the server secret (``RefreshChainToken``), so only the current
+/// token's hash is stored, and any earlier token is recognised as one by its MAC: presented after the
+/// grace interval, it ends the session.
 public struct RefreshChainState: Sendable, Hashable {
     /// The generation of the one token that refreshes now.
     public var generation: Int
@@ -78,11 +78,15 @@ public struct RefreshChainState: Sendable, Hashable {
     /// When that token idles out (the client's `refresh_token_ttl` after it was issued); the
     /// session's own expiry still bounds it.
     public var expiresAt: Date
+    /// SHA-256 (hex) of that token: the current token is recognised by it whatever secrets the ring
+    /// holds, so removing a previous secret after a rotation ends no session.
+    public var tokenHash: String
 
-    public init(generation: Int, rotatedAt: Date, expiresAt: Date) {
+    public init(generation: Int, rotatedAt: Date, expiresAt: Date, tokenHash: String) {
         self.generation = generation
         self.rotatedAt = rotatedAt
         self.expiresAt = expiresAt
+        self.tokenHash = tokenHash
     }
 }
 

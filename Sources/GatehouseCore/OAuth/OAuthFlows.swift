@@ -14,8 +14,15 @@ public struct OAuthFlows: Sendable {
         let now = services.clock.now()
         var sessionID: UUID?
         if let chain = RefreshChainToken(parsing: token) {
-            // Any genuine token of the chain names its session, as any row of a chain did.
-            sessionID = services.secret.verifies(chain) ? chain.sessionID : nil
+            // Any genuine token of the chain names its session, as any row of a chain did; the current
+            // one is also known by its hash (made under a secret since removed from the ring).
+            if services.secret.verifies(chain) {
+                sessionID = chain.sessionID
+            } else if let current = try await services.persistence.read({ try await $0.sessions.find(id: chain.sessionID) })?.refreshChain,
+                Secrets.constantTimeEquals(Secrets.sha256Hex(token), current.tokenHash)
+            {
+                sessionID = chain.sessionID
+            }
         } else if token.hasPrefix(RefreshTokenFormat.prefix) {
             let hash = Secrets.sha256Hex(token)
             sessionID = try await services.persistence.read { try await $0.refreshTokens.find(hash: hash)?.sessionID }
@@ -33,9 +40,10 @@ public struct OAuthFlows: Sendable {
     public func introspect(token: String) async throws -> IntrospectionResponse {
         let now = services.clock.now()
         if let chain = RefreshChainToken(parsing: token) {
-            guard services.secret.verifies(chain),
-                let session = try await services.persistence.read({ try await $0.sessions.find(id: chain.sessionID) }),
-                let state = session.refreshChain, state.generation == chain.generation
+            // Active is the current token only, known by its hash.
+            guard let session = try await services.persistence.read({ try await $0.sessions.find(id: chain.sessionID) }),
+                let state = session.refreshChain, state.generation == chain.generation,
+                Secrets.constantTimeEquals(Secrets.sha256Hex(token), state.tokenHash)
             else { return IntrospectionResponse(active: false) }
             return try await introspection(
                 of: session, issuedAt: state.rotatedAt, expiresAt: min(state.expiresAt, session.expiresAt), now: now)

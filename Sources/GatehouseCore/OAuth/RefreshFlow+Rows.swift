@@ -35,17 +35,17 @@ extension RefreshFlow {
                 throw GatehouseError.invalidGrant("The refresh token is bound to another DPoP key.")
             }
             if chainsOpen, record.rotatedAt == nil {
+                let first = secret.refreshChainToken(secret.chainToken(movingRowToken: token, session: session.id))
                 let claim = RefreshChainClaim(
-                    sessionID: session.id, from: nil, clientID: client.id, now: now, expiresAt: successorExpiry, dpop: nil)
-                if let moved = try await stores.sessions.advanceRefreshChain(claim) {
-                    return .rotated(moved, successor: secret.refreshChainToken(session: session.id, generation: claim.next))
-                }
+                    sessionID: session.id, from: nil, nextHash: Secrets.sha256Hex(first), clientID: client.id, now: now,
+                    expiresAt: successorExpiry, dpop: nil)
+                if let moved = try await stores.sessions.advanceRefreshChain(claim) { return .rotated(moved, successor: first) }
                 // The head row was exchanged for chain token 1 already: a retry inside the grace gets that
                 // token again; later, the row is a reused token.
                 if let chain = try await stores.sessions.find(id: session.id)?.refreshChain, chain.generation == 1,
                     now.timeIntervalSince(chain.rotatedAt) <= grace
                 {
-                    return .rotated(session, successor: secret.refreshChainToken(session: session.id, generation: 1))
+                    return .rotated(session, successor: first)
                 }
                 try await endForReuse(session, client: client, meta: meta, now: now, stores: stores)
                 return .reuseDetected

@@ -54,9 +54,7 @@ public struct RefreshFlow: Sendable {
         let resources = try SessionIssuer.resources(requested: resource, client: client, issuer: services.tokens.issuer)
         let (rotated, successor): (SessionRecord, String)
         if let chain = RefreshChainToken(parsing: token) {
-            // A forged or altered chain token is refused here, before any read.
-            guard services.secret.verifies(chain) else { throw GatehouseError.invalidGrant("The refresh token is not valid.") }
-            (rotated, successor) = try await refresh(chain: chain, client: client, meta: meta)
+            (rotated, successor) = try await refresh(chain: chain, presented: token, client: client, meta: meta)
         } else {
             (rotated, successor) = try await refresh(rowToken: token, client: client, meta: meta)
         }

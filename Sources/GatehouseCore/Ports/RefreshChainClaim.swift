@@ -10,9 +10,11 @@ public struct RefreshChainClaim: Sendable {
     }
 
     public var sessionID: UUID
-    /// The generation presented; nil for a session on token rows moving to a chain (its first
-    /// generation is 1, token 0 being the row token just presented).
-    public var from: Int?
+    /// The generation presented and the hash of the token presented; nil for a session on token rows
+    /// moving to a chain (its first generation is 1, token 0 being the row token just presented).
+    public var from: (generation: Int, tokenHash: String)?
+    /// The hash of the token that becomes current.
+    public var nextHash: String
     public var clientID: String
     public var now: Date
     /// When the next token idles out.
@@ -20,5 +22,5 @@ public struct RefreshChainClaim: Sendable {
     /// Nil: no key condition (a confidential client, or the key was checked already).
     public var dpop: DPoP?
 
-    public var next: Int { (from ?? 0) + 1 }
+    public var next: Int { (from?.generation ?? 0) + 1 }
 }

@@ -58,11 +58,14 @@ public struct SessionIssuer: Sendable {
                     expiresAt: refreshExpiry(session: session, client: client, now: now)))
             return Started(session: session, refreshToken: refreshToken)
         }
-        let chain = RefreshChainState(generation: 0, rotatedAt: now, expiresAt: refreshExpiry(session: session, client: client, now: now))
+        let refreshToken = secret.refreshChainToken(.first(of: session.id))
+        let chain = RefreshChainState(
+            generation: 0, rotatedAt: now, expiresAt: refreshExpiry(session: session, client: client, now: now),
+            tokenHash: Secrets.sha256Hex(refreshToken))
         stored.refreshChain = chain
         session.refreshChain = chain
         try await stores.sessions.insert(stored)
-        return Started(session: session, refreshToken: secret.refreshChainToken(session: session.id, generation: 0))
+        return Started(session: session, refreshToken: refreshToken)
     }
 
     /// Refresh tokens idle out after the client's `refresh_token_ttl`, never later than the session.

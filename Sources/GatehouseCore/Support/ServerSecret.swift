@@ -81,28 +81,27 @@ public struct ServerSecret: Sendable {
         return RefreshTokenFormat.prefix + Base64URL.encode(Array(mac))
     }
 
-    /// Token `generation` of a session's refresh chain, under the current secret. It is a keyed hash of
-    /// the session and the generation only: the server stores no token and no seed, and nothing in
-    /// the database alone gives a token.
-    public func refreshChainToken(session: UUID, generation: Int) -> String {
-        RefreshChainToken(sessionID: session, generation: generation)
-            .formatted(mac: Self.chainMAC(session, generation, current.refreshChainKey))
+    /// A chain token, MAC'd under the current secret.
+    public func refreshChainToken(_ token: RefreshChainToken) -> String {
+        token.formatted(mac: Array(HMAC<SHA256>.authenticationCode(for: token.signedBytes, using: current.refreshChainKey)))
     }
 
-    /// Whether `token` is the one this server made for its session and generation, under any secret of
-    /// the ring, compared in constant time. A forged or altered token fails here, before any database
-    /// read: only a real earlier token can end a session as reused.
+    /// Generation 1 of the chain a session on token rows moves onto when `rowToken`, its head, is
+    /// refreshed. Its seed is derived from the row token (as a row successor is), so a retry inside
+    /// the grace gets the same token.
+    public func chainToken(movingRowToken rowToken: String, session: UUID) -> RefreshChainToken {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(("row-to-chain\u{0}" + rowToken).utf8), using: current.refreshChainKey)
+        return RefreshChainToken(sessionID: session, generation: 1, seed: Array(Array(mac).prefix(16)))
+    }
+
+    /// Whether `token` is one this server made, under any secret of the ring, compared in constant time.
+    /// Only such a token may end a session as reused.
     public func verifies(_ token: RefreshChainToken) -> Bool {
-        ring.reduce(false) { matched, keys in
-            Secrets.constantTimeEquals(token.mac, Self.chainMAC(token.sessionID, token.generation, keys.refreshChainKey)) || matched
+        let message = token.signedBytes
+        return ring.reduce(false) { matched, keys in
+            Secrets.constantTimeEquals(token.mac, Array(HMAC<SHA256>.authenticationCode(for: message, using: keys.refreshChainKey)))
+                || matched
         }
-    }
-
-    private static func chainMAC(_ session: UUID, _ generation: Int, _ key: SymmetricKey) -> [UInt8] {
-        var message = Array("gatehouse-refresh-chain\u{0}".utf8)
-        withUnsafeBytes(of: session.uuid) { message.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt64(generation).bigEndian) { message.append(contentsOf: $0) }
-        return Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
     }
 
     /// The form token that goes with a CSRF cookie nonce: a forged form cannot know it, and the server

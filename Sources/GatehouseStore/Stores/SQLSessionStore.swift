@@ -9,7 +9,7 @@ struct SQLSessionStore: SessionStore {
     static let columns = """
         id, user_id, client_id, amr, scopes, user_agent, ip_address, created_at, last_used_at, expires_at,
         revoked_at, revoke_reason, credential_id, browser_session_id, auth_time, claims, dpop_jkt,
-        refresh_generation, refresh_rotated_at, refresh_expires_at
+        refresh_generation, refresh_rotated_at, refresh_expires_at, refresh_token_hash
         """
 
     func insert(_ s: SessionRecord) async throws {
@@ -23,7 +23,7 @@ struct SQLSessionStore: SessionStore {
                     \(bind: s.credentialID), \(bind: s.browserSessionID.map(Columns.id)),
                     \(bind: Columns.millis(s.authTime)), \(bind: try s.requestedClaims.map(Columns.json)), \(bind: s.dpopJKT),
                     \(bind: s.refreshChain?.generation), \(bind: Columns.millis(s.refreshChain?.rotatedAt)),
-                    \(bind: Columns.millis(s.refreshChain?.expiresAt)))
+                    \(bind: Columns.millis(s.refreshChain?.expiresAt)), \(bind: s.refreshChain?.tokenHash))
             """
         ).run()
     }
@@ -49,7 +49,8 @@ struct SQLSessionStore: SessionStore {
         let now = Columns.millis(claim.now)
         var query: SQLQueryString = """
             UPDATE sessions SET refresh_generation = \(bind: claim.next), refresh_rotated_at = \(bind: now),
-                refresh_expires_at = \(bind: Columns.millis(claim.expiresAt)), last_used_at = \(bind: now)
+                refresh_expires_at = \(bind: Columns.millis(claim.expiresAt)), refresh_token_hash = \(bind: claim.nextHash),
+                last_used_at = \(bind: now)
             """
         if let bind = claim.dpop?.bind { query += ", dpop_jkt = COALESCE(dpop_jkt, \(bind: bind))" }
         query += """
@@ -57,7 +58,10 @@ struct SQLSessionStore: SessionStore {
               AND revoked_at IS NULL AND expires_at > \(bind: now)
             """
         if let from = claim.from {
-            query += " AND refresh_generation = \(bind: from) AND refresh_expires_at > \(bind: now)"
+            query += """
+                 AND refresh_generation = \(bind: from.generation) AND refresh_token_hash = \(bind: from.tokenHash)
+                 AND refresh_expires_at > \(bind: now)
+                """
         } else {
             query += " AND refresh_generation IS NULL"
         }
@@ -174,7 +178,7 @@ struct SQLSessionStore: SessionStore {
             refreshChain: try row.optionalInt("refresh_generation").map { generation in
                 RefreshChainState(
                     generation: generation, rotatedAt: try row.date("refresh_rotated_at"),
-                    expiresAt: try row.date("refresh_expires_at"))
+                    expiresAt: try row.date("refresh_expires_at"), tokenHash: try row.string("refresh_token_hash"))
             })
     }
 

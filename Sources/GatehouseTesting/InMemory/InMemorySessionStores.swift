@@ -29,13 +29,16 @@ struct InMemorySessionStore: SessionStore {
                 session.isLive(at: claim.now), state.users[session.userID]?.state == .active
             else { return nil }
             if let from = claim.from {
-                guard let chain = session.refreshChain, chain.generation == from, chain.expiresAt > claim.now else { return nil }
+                guard let chain = session.refreshChain, chain.generation == from.generation, chain.tokenHash == from.tokenHash,
+                    chain.expiresAt > claim.now
+                else { return nil }
             } else if session.refreshChain != nil {
                 return nil
             }
             if let dpop = claim.dpop, let bound = session.dpopJKT, bound != dpop.match { return nil }
             var next = session
-            next.refreshChain = RefreshChainState(generation: claim.next, rotatedAt: claim.now, expiresAt: claim.expiresAt)
+            next.refreshChain = RefreshChainState(
+                generation: claim.next, rotatedAt: claim.now, expiresAt: claim.expiresAt, tokenHash: claim.nextHash)
             next.lastUsedAt = claim.now
             if next.dpopJKT == nil, let bind = claim.dpop?.bind { next.dpopJKT = bind }
             state.sessions[claim.sessionID] = next
