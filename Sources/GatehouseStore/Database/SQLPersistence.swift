@@ -19,6 +19,8 @@ public final class SQLPersistence: Persistence {
     static let leaseWait: TimeAmount = .seconds(5)
     /// Storage faults answered as 503, logged once per episode.
     let health: StorageHealth
+    /// Every statement sent through the stores, reads, writes and transactions' BEGIN and COMMIT.
+    public let statements = StatementCounter()
 
     enum Backend: Sendable {
         case sqlite(writer: SQLiteConnection, writes: SQLiteWriteQueue, readers: SQLiteReaderPool)
@@ -121,10 +123,10 @@ public final class SQLPersistence: Persistence {
     func readDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         switch backend {
         case .sqlite(_, _, let readers):
-            return try await readers.withConnection { try await body($0.sql(queryLogLevel: nil)) }
+            return try await readers.withConnection { try await body(self.counted($0.sql(queryLogLevel: nil))) }
         case .postgres(let client, _):
             return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
-                try await body(connection.sql(queryLogLevel: nil))
+                try await body(self.counted(connection.sql(queryLogLevel: nil)))
             }
         }
     }
@@ -172,10 +174,10 @@ public final class SQLPersistence: Persistence {
             switch backend {
             case .sqlite(_, let writes, _):
                 // The writer queue commits in groups anyway: a statement alone costs nothing more.
-                result = try await writes.run { db in try await body(SQLStores(db: db, dialect: self.dialect)) }
+                result = try await writes.run { db in try await body(SQLStores(db: self.counted(db), dialect: self.dialect)) }
             case .postgres(let client, _):
                 result = try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
-                    try await body(SQLStores(db: connection.sql(queryLogLevel: nil), dialect: self.dialect))
+                    try await body(SQLStores(db: self.counted(connection.sql(queryLogLevel: nil)), dialect: self.dialect))
                 }
             }
         } catch {
@@ -185,6 +187,8 @@ public final class SQLPersistence: Persistence {
         return result
     }
 
+    private func counted(_ db: any SQLDatabase) -> any SQLDatabase { CountingSQLDatabase(base: db, counter: statements) }
+
     /// One transaction: on SQLite through the writer's group-commit queue, on PostgreSQL on a pooled connection.
     func transactionOnDatabase<R: Sendable>(
         _ body: @escaping @Sendable (any SQLDatabase) async throws -> R
@@ -193,10 +197,11 @@ public final class SQLPersistence: Persistence {
     {
         switch backend {
         case .sqlite(_, let writes, _):
-            return try await writes.run(body)
+            // The queue's BEGIN and COMMIT are not counted: they are local calls, shared by a group.
+            return try await writes.run { db in try await body(self.counted(db)) }
         case .postgres(let client, _):
             return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
-                try await self.rawTransaction(connection.sql(queryLogLevel: nil), body)
+                try await self.rawTransaction(self.counted(connection.sql(queryLogLevel: nil)), body)
             }
         }
     }
