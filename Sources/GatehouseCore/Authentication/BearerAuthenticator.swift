@@ -30,14 +30,9 @@ public struct BearerAuthenticator: Sendable {
         // user, and the token must carry what that client (from the client cache) is shown for them.
         let userID = UUID(uuidString: claims.sub)
         let now = clock.now()
-        let found = try await persistence.read { stores -> (SessionRecord, UserRecord)? in
-            guard let session = try await stores.sessions.find(id: sessionID), session.isLive(at: now),
-                userID == nil || session.userID == userID, let user = try await stores.users.find(id: session.userID)
-            else { return nil }
-            return (session, user)
-        }
+        let found = try await persistence.read { try await $0.sessions.findWithUser(id: sessionID) }
         let ended = GatehouseError.unauthorized("The session has ended.", code: .sessionRevoked)
-        guard let (session, user) = found else { throw ended }
+        guard let (session, user) = found, session.isLive(at: now), userID == nil || session.userID == userID else { throw ended }
         if userID == nil {
             guard let client = try? await clients.resolve(session.clientID),
                 tokens.subjects.subject(of: session.userID, for: client) == claims.sub

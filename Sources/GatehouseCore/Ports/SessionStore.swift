@@ -4,6 +4,8 @@ import Foundation
 public protocol SessionStore: Sendable {
     func insert(_ session: SessionRecord) async throws
     func find(id: UUID) async throws -> SessionRecord?
+    /// A session and its user in one read: what every bearer-authenticated request reads.
+    func findWithUser(id: UUID) async throws -> (session: SessionRecord, user: UserRecord)?
     /// A session and whether its user is active, in one read: what a refused chain refresh reads to say why.
     func findForRefresh(id: UUID) async throws -> (session: SessionRecord, userActive: Bool)?
     /// The atomic claim of a chain refresh, in one statement: moves the chain from `claim.from` to the

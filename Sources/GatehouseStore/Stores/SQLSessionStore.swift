@@ -33,6 +33,18 @@ struct SQLSessionStore: SessionStore {
             .first().map(Self.decode)
     }
 
+    func findWithUser(id: UUID) async throws -> (session: SessionRecord, user: UserRecord)? {
+        guard
+            let row = try await db.raw(
+                """
+                SELECT \(unsafeRaw: Self.prefixed), \(unsafeRaw: SQLUserStore.aliased)
+                FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = \(bind: Columns.id(id))
+                """
+            ).first()
+        else { return nil }
+        return (try Self.decode(row), try SQLUserStore.decode(row, prefix: "u_"))
+    }
+
     func findForRefresh(id: UUID) async throws -> (session: SessionRecord, userActive: Bool)? {
         guard
             let row = try await db.raw(

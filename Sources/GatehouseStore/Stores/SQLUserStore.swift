@@ -6,12 +6,21 @@ import SQLKit
 struct SQLUserStore: UserStore {
     let db: any SQLDatabase
 
-    static let columns = """
-        u.id, u.email, u.email_verified, u.phone, u.phone_verified, u.profile, u.app_metadata, u.state, u.created_at,
-        u.updated_at, u.last_login_at,
+    private static let plain = [
+        "id", "email", "email_verified", "phone", "phone_verified", "profile", "app_metadata", "state", "created_at",
+        "updated_at", "last_login_at",
+    ]
+    /// Whether the user has a password (1 per password credential) and linked identities (1000 each),
+    /// in one index range.
+    private static let signInKinds = """
         (SELECT COALESCE(SUM(CASE c.type WHEN 'password' THEN 1 ELSE 1000 END), 0) FROM credentials c
-         WHERE c.user_id = u.id AND c.type IN ('password', 'oidc')) AS sign_in_kinds
+         WHERE c.user_id = u.id AND c.type IN ('password', 'oidc'))
         """
+
+    static let columns = (plain.map { "u.\($0)" } + [signInKinds + " AS sign_in_kinds"]).joined(separator: ", ")
+
+    /// ``columns`` named `u_…`, for a row that holds another table's columns too (``decode(_:prefix:)``).
+    static let aliased = (plain.map { "u.\($0) AS u_\($0)" } + [signInKinds + " AS u_sign_in_kinds"]).joined(separator: ", ")
 
     func insert(_ user: UserRecord) async throws {
         // ON CONFLICT DO NOTHING instead of catching the violation: on PostgreSQL an error would abort
@@ -67,17 +76,19 @@ struct SQLUserStore: UserStore {
         try await db.raw("SELECT COUNT(*) AS n FROM users").first()?.int("n") ?? 0
     }
 
-    static func decode(_ row: any SQLRow) throws -> UserRecord {
+    static func decode(_ row: any SQLRow) throws -> UserRecord { try decode(row, prefix: "") }
+
+    static func decode(_ row: any SQLRow, prefix: String) throws -> UserRecord {
         var user = UserRecord(
-            id: try row.uuid("id"), email: try row.optionalString("email"), emailVerified: try row.bool("email_verified"),
-            phone: try row.optionalString("phone"), phoneVerified: try row.bool("phone_verified"),
-            profile: try Columns.decodeJSON(Profile.self, try row.string("profile")),
-            appMetadata: try row.optionalString("app_metadata").map { try Columns.decodeJSON([String: JSONValue].self, $0) },
-            state: UserState(rawValue: try row.string("state")), createdAt: try row.date("created_at"),
-            updatedAt: try row.date("updated_at"), lastLoginAt: try row.optionalDate("last_login_at"),
+            id: try row.uuid(prefix + "id"), email: try row.optionalString(prefix + "email"),
+            emailVerified: try row.bool(prefix + "email_verified"),
+            phone: try row.optionalString(prefix + "phone"), phoneVerified: try row.bool(prefix + "phone_verified"),
+            profile: try Columns.decodeJSON(Profile.self, try row.string(prefix + "profile")),
+            appMetadata: try row.optionalString(prefix + "app_metadata").map { try Columns.decodeJSON([String: JSONValue].self, $0) },
+            state: UserState(rawValue: try row.string(prefix + "state")), createdAt: try row.date(prefix + "created_at"),
+            updatedAt: try row.date(prefix + "updated_at"), lastLoginAt: try row.optionalDate(prefix + "last_login_at"),
             hasPassword: false)
-        // One index range for both flags: 1 per password credential, 1000 per identity.
-        let kinds = try row.int("sign_in_kinds")
+        let kinds = try row.int(prefix + "sign_in_kinds")
         user.hasPassword = kinds % 1000 > 0
         user.hasIdentities = kinds >= 1000
         return user

@@ -16,6 +16,13 @@ struct InMemorySessionStore: SessionStore {
         }
     }
 
+    func findWithUser(id: UUID) async throws -> (session: SessionRecord, user: UserRecord)? {
+        box.with { state in
+            guard let session = state.sessions[id], let user = state.users[session.userID] else { return nil }
+            return (session, state.withPasswordFlag(user))
+        }
+    }
+
     func findForRefresh(id: UUID) async throws -> (session: SessionRecord, userActive: Bool)? {
         box.with { state in
             guard let session = state.sessions[id] else { return nil }
