@@ -37,6 +37,36 @@ struct SecretsTests {
         #expect(throws: ServerSecretError.self) { try ServerSecret(bytes: [1, 2, 3]) }
     }
 
+    @Test(
+        "RCT-1: chain tokens: parsed back to their session, generation and seed; genuine under any secret of the ring and under no other; the stored hash finds a token whichever ring secret made it; every other spelling is not a chain token"
+    )
+    func chainTokens() throws {
+        let old = try ServerSecret(bytes: Array(repeating: 7, count: 32))
+        let promoted = try ServerSecret(ring: [Array(repeating: 9, count: 32), Array(repeating: 7, count: 32)])
+        let stranger = try ServerSecret(bytes: Array(repeating: 8, count: 32))
+        let session = UUID()
+        let first = RefreshChainToken.first(of: session)
+        let made = old.refreshChainToken(first.generation(41))
+        let parsed = try #require(RefreshChainToken(parsing: made))
+        #expect(parsed.sessionID == session && parsed.generation == 41)
+        #expect(old.verifies(parsed) && promoted.verifies(parsed) && !stranger.verifies(parsed))
+        // Another chain of the same session (another seed) and the next generation are other tokens.
+        #expect(old.refreshChainToken(RefreshChainToken.first(of: session).generation(41)) != made)
+        #expect(old.refreshChainToken(parsed.successor) == old.refreshChainToken(first.generation(42)))
+        // After a promotion the current secret makes another string; the hash still finds the old one.
+        #expect(promoted.refreshChainToken(first.generation(41)) != made)
+        #expect(promoted.refreshChainToken(first.generation(41), hashing: Secrets.sha256Hex(made)) == made)
+        #expect(stranger.refreshChainToken(first.generation(41), hashing: Secrets.sha256Hex(made)) == nil)
+        let parts = made.split(separator: ".").map(String.init)
+        for spelling in [
+            made + ".x", parts.dropLast().joined(separator: "."), "gh_r_" + parts[1...].joined(separator: "."),
+            made.replacingOccurrences(of: ".41.", with: ".041."), made.replacingOccurrences(of: ".41.", with: ".-41."),
+            made.replacingOccurrences(of: ".41.", with: ".99999999999."), String(made.dropLast()), "gh_r_c....",
+        ] {
+            #expect(RefreshChainToken(parsing: spelling) == nil, "\(spelling)")
+        }
+    }
+
     @Test("The secret file is created 0600 and read back")
     func secretFile() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("gh-secret-\(UUID().uuidString)").path

@@ -53,8 +53,8 @@ extension RefreshFlow {
             throw GatehouseError.invalidGrant("The refresh token is not valid.")
         }
         if token.generation == chain.generation {
-            // A genuine token of this generation that is not the stored one: made under another secret
-            // of the ring by a retry that straddled a promotion.
+            // A genuine token of this generation that is not the stored one (made with the secret alone,
+            // without this chain's seed).
             guard Secrets.constantTimeEquals(hash, chain.tokenHash) else {
                 throw GatehouseError.invalidGrant("The refresh token is not valid.")
             }
@@ -74,9 +74,13 @@ extension RefreshFlow {
             return (moved, successor)
         }
         if token.generation == chain.generation - 1, now.timeIntervalSince(chain.rotatedAt) <= services.settings.refreshReuseGrace {
+            // The token the first refresh issued, recognised by its stored hash.
+            guard let current = secret.refreshChainToken(token.successor, hashing: chain.tokenHash) else {
+                throw GatehouseError.invalidGrant("The refresh token is not valid.")
+            }
             var again = session
             again.dpopJKT = try await dpopKeys(session: session, client: client, meta: meta, now: now).access
-            return (again, secret.refreshChainToken(token.successor))
+            return (again, current)
         }
         try await services.persistence.transaction { stores in
             try await endForReuse(session, client: client, meta: meta, now: now, stores: stores)

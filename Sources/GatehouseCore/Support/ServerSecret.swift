@@ -86,6 +86,16 @@ public struct ServerSecret: Sendable {
         token.formatted(mac: Array(HMAC<SHA256>.authenticationCode(for: token.signedBytes, using: current.refreshChainKey)))
     }
 
+    /// The chain token whose hash is `hash`, made under whichever secret of the ring made it: a retry
+    /// inside the grace interval gets back the very token the first refresh issued, even when a
+    /// promotion came between the two.
+    public func refreshChainToken(_ token: RefreshChainToken, hashing hash: String) -> String? {
+        ring.lazy.map { keys in
+            token.formatted(mac: Array(HMAC<SHA256>.authenticationCode(for: token.signedBytes, using: keys.refreshChainKey)))
+        }
+        .first { Secrets.constantTimeEquals(Secrets.sha256Hex($0), hash) }
+    }
+
     /// Generation 1 of the chain a session on token rows moves onto when `rowToken`, its head, is
     /// refreshed. Its seed is derived from the row token (as a row successor is), so a retry inside
     /// the grace gets the same token.
