@@ -13,8 +13,13 @@ public final class ClientCache: Sendable {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
+    private let loadCount = Atomic<Int>(0)
     private let ttl: Duration
     private let maxEntries: Int
+
+    /// How many times a record was read from the database (a miss or an expired entry): what a
+    /// statement count of a request path subtracts, as the cache expires on wall time.
+    public var loads: Int { loadCount.load(ordering: .relaxed) }
 
     public init(ttl: Duration = .seconds(1), maxEntries: Int = 1024) {
         self.ttl = ttl
@@ -25,6 +30,7 @@ public final class ClientCache: Sendable {
     func client(id: String, load: () async throws -> ClientRecord?) async rethrows -> ClientRecord? {
         let now = ContinuousClock.now
         if let hit = entries.withLock({ $0[id] }), hit.expires > now { return hit.client }
+        loadCount.add(1, ordering: .relaxed)
         guard let loaded = try await load() else { return nil }
         entries.withLock { entries in
             if entries.count >= maxEntries { entries.removeAll(keepingCapacity: true) }
