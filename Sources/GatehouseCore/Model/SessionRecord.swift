@@ -1,9 +1,9 @@
 import Foundation
 
 /// One sign-in on one device. Owns a chain of refresh tokens: since schema 18 the chain's state is
-/// three columns of this row (``refreshChain``), so a session takes the same space after a thousand
-/// refreshes as after one; sessions started before keep rows in `refresh_tokens` until they next
-/// refresh.
+/// four columns of this row (``refreshChain``), so a session takes the same space after a thousand
+/// refreshes as after one; a session on `refresh_tokens` rows (started beside an older node) moves
+/// onto a chain at its next refresh.
 public struct SessionRecord: Sendable, Hashable {
     public var id: UUID
     public var userID: UUID
