@@ -49,6 +49,10 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("me-path"), help: "Override the authenticated GET's path") var mePath: String?
     @Option(help: "Scope to ask for (peers)") var scope: String?
     @Flag(help: "Print the results as JSON instead of a table") var json = false
+    @Option(
+        name: .customLong("serve-floor"),
+        help: "Serve the HTTP floor (one trivial Hummingbird route, GET /floor) on this loopback port until stopped")
+    var serveFloor: Int?
 
     func validate() throws {
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
@@ -58,6 +62,10 @@ struct GatehouseBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let serveFloor {
+            try await FloorServer.run(port: serveFloor)
+            return
+        }
         if let makeSocialKey {
             print(try BenchIdentityProvider.makeKey(pemFile: makeSocialKey))
             return

@@ -230,10 +230,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try resolve()
+        AllocatorPolicy.apply()
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
         let json = configuration.logFormat == "json"
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : TextLogHandler(label: label)
             handler.logLevel = level
             return handler
         }

@@ -1,0 +1,69 @@
+import Foundation
+import GatehouseServer
+import Logging
+import Synchronization
+import Testing
+
+/// What the `serve` process sets up for itself: its text log lines and its allocator.
+@Suite("Process policies")
+struct ProcessPolicyTests {
+    /// A metadata value that counts how often it is turned into text.
+    final class Counted: CustomStringConvertible, Sendable {
+        let formatted = Atomic(0)
+        var description: String {
+            formatted.add(1, ordering: .relaxed)
+            return "r-17"
+        }
+    }
+
+    @Test(
+        "LOG-1: the text log handler formats metadata only for a line it writes: a request id set on every request's logger costs nothing until something is logged; lines carry level, label, sorted metadata (the event's over the logger's), source and message"
+    )
+    func textLinesAreFormattedLazily() throws {
+        let lines = Mutex<[String]>([])
+        let counted = Counted()
+        var logger = Logger(label: "gatehouse") { label in
+            TextLogHandler(label: label) { line in lines.withLock { $0.append(line) } }
+        }
+        logger.logLevel = .info
+        logger[metadataKey: "request_id"] = .stringConvertible(counted)
+        logger[metadataKey: "path"] = "/v1/me"
+        logger.debug("below the level")
+        #expect(counted.formatted.load(ordering: .relaxed) == 0)
+        #expect(lines.withLock { $0.isEmpty })
+
+        logger.info("request", metadata: ["status": "200", "path": "/v1/login"], source: "edge")
+        #expect(counted.formatted.load(ordering: .relaxed) == 1)
+        let line = try #require(lines.withLock { $0.first })
+        #expect(line.hasSuffix(" info gatehouse: path=/v1/login request_id=r-17 status=200 [edge] request\n"))
+        let year = line.prefix(4)
+        #expect(year.count == 4 && Int(year) != nil)
+    }
+
+    @Test(
+        "MEM-1: the allocator policy of `gatehouse serve` is in force on Linux: glibc takes the fixed mmap threshold, so a freed Argon2id block goes back to the system instead of staying in an arena"
+    )
+    func allocatorPolicyApplies() throws {
+        #if os(Linux)
+            #expect(AllocatorPolicy.apply())
+            // Without the policy the first free raises glibc's threshold past the block's size, and the
+            // second block comes from an arena and stays mapped after its free. With it, each is unmapped
+            // when freed, which mincore(2) reports as ENOMEM for its range. Two rounds, the second checked.
+            let size = 19 << 20
+            let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+            var unmapped: [Bool] = []
+            for _ in 0..<2 {
+                let block = try #require(malloc(size))
+                memset(block, 1, size)
+                free(block)
+                // The address only, never dereferenced: the first whole page inside the freed block.
+                let start = try #require(UnsafeMutableRawPointer(bitPattern: (Int(bitPattern: block) + page - 1) & ~(page - 1)))
+                var residency = [UInt8](repeating: 0, count: 16)
+                unmapped.append(mincore(start, 16 * page, &residency) == -1 && errno == ENOMEM)
+            }
+            #expect(unmapped == [true, true])
+        #else
+            #expect(!AllocatorPolicy.apply())
+        #endif
+    }
+}
