@@ -21,15 +21,18 @@ struct SMTPFailureTests {
 
     @Test func connectionRefusedIsQuickAndNotPermanent() async throws {
         let port = try await closedPort()
-        let client = try client(port: port, timeout: .seconds(10))
+        // A connect timeout far above anything a loaded host needs to be refused: a CI run loaded by
+        // the whole suite took 10.7 s to report the refusal against a timeout of 10 s and a bound of 9.
+        let client = try client(port: port, timeout: .seconds(120))
         let clock = ContinuousClock()
         let start = clock.now
         let error = try await #require(throws: SMTPError.self) { try await client.send(message) }
         #expect(error.kind == .connectionFailed)
         #expect(error.step == .connect)
         #expect(!error.isPermanent)
-        // Not a speed check: only that it did not sit out the 10 s connect timeout.
-        #expect(clock.now - start < .seconds(9))
+        // Not a speed check: only that it did not sit out the 120 s connect timeout (then the kind
+        // above would be `.timeout`, too).
+        #expect(clock.now - start < .seconds(60))
     }
 
     @Test func serverThatNeverAnswersTimesOutWithinTheConfiguredTimeout() async throws {
