@@ -8,12 +8,9 @@ import Synchronization
 /// A fixed set of threads for CPU-heavy hashing, off the event loops and off Swift's cooperative pool,
 /// so that a login flood cannot starve token refreshes. The queue is bounded: past `maxQueued` waiting
 /// jobs a caller is refused at once (the server answers 503 + `Retry-After`) instead of queueing forever.
-/// On Linux the hashing threads run under `SCHED_IDLE`: the kernel runs them only on CPU that nothing
-/// else wants, and a request thread that wakes takes the core from a hash at once. At nice +10 (until
-/// issue 35) a hash kept its core for a scheduler slice at every wake-up of a request's threads, and
-/// closed-loop refreshes lost about half their throughput and doubled their p99 to a login flood.
-/// When nothing else runs, hashing still gets every core; when token work saturates the machine,
-/// logins wait in the bounded queue (then 503) rather than slowing every token request.
+/// On Linux the hashing threads also run at a lower scheduling priority (nice +10), so that when a
+/// login storm keeps every core busy, the kernel still runs short requests (refreshes, API calls)
+/// first; hashing gets whatever CPU is left, which when nothing else runs is all of it.
 public final class HashingPool: Sendable {
     private let pool: NIOThreadPool
     private let inFlight = Mutex(0)
@@ -44,22 +41,15 @@ public final class HashingPool: Sendable {
         }
     }
 
-    /// SCHED_IDLE for the calling thread only: on Linux the policy is per thread, and pid 0 names the
-    /// calling thread (sched_setscheduler(2)). One syscall, repeated per job because NIOThreadPool
-    /// offers no per-thread start hook; it costs about a microsecond against a hash of ~20 ms.
-    /// `SCHED_IDLE` (5) is behind `_GNU_SOURCE` in `<bits/sched.h>`, which the Glibc module does not
-    /// define, hence the number. Where the policy is refused, nice +10 is the fallback.
+    /// Nice +10 for the calling thread only: on Linux the nice value is per thread, and `who = 0`
+    /// names the calling thread, not the whole process (setpriority(2), NOTES). One syscall,
+    /// repeated per job because NIOThreadPool offers no per-thread start hook; it costs about a
+    /// microsecond against a hash of ~20 ms.
     private static func lowerPriorityOfCurrentThread() {
         #if os(Linux)
-            var parameters = sched_param(sched_priority: 0)
-            if sched_setscheduler(0, Self.idlePolicy, &parameters) != 0 {
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-            }
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         #endif
     }
-
-    /// Linux's `SCHED_IDLE`.
-    public static let idlePolicy: Int32 = 5
 
     /// Jobs running or waiting now.
     public var load: Int { inFlight.withLock { $0 } }
