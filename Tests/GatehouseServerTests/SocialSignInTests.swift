@@ -4,6 +4,7 @@ import GatehouseAPI
 import GatehouseCore
 import GatehouseTesting
 import HummingbirdTesting
+import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -143,11 +144,15 @@ struct SocialSignInTests {
     }
 
     @Test(
-        "SO-2: forged and misused ID tokens are refused: other audience, other issuer, expired, not yet valid, alg none, HS256 with the public key, unknown kid, a foreign key under a known kid, wrong nonce, replayed nonce, a provider the client does not offer; Apple's hashed nonce is accepted; unknown kids refetch the keys at most once a minute"
+        "SO-2: forged and misused ID tokens are refused: other audience, other issuer, expired, not yet valid, alg none, HS256 with the public key, unknown kid, a foreign key under a known kid, wrong nonce, replayed nonce, a provider the client does not offer; Apple's hashed nonce is accepted; unknown kids refetch the keys at most once a minute, a failed refetch counted, while the known key still signs in"
     )
     func attacks() async throws {
         let issuer = TestIDTokenIssuer()
-        let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
+        // Switched to 503 for the last part: a provider whose key endpoint fails.
+        let failing = Mutex(false)
+        let jwks = try await HookServer.start { _ in
+            failing.withLock { $0 } ? HookServer.Answer(status: 503, body: "{}") : HookServer.Answer(body: issuer.jwks)
+        }
         let server = try await Self.server(
             providers: [
                 [
@@ -243,6 +248,24 @@ struct SocialSignInTests {
             }
             let fetches = await jwks.requests(to: "/jwks").count
             #expect(fetches <= 2, "\(fetches) fetches")
+
+            // The provider fails: a minute on, one refetch is tried, and while the minute lasts unknown kids
+            // ask it no more (a failed refetch counts as the minute's), and the known key still signs in.
+            failing.withLock { $0 = true }
+            server.clock.advance(by: 61)
+            let failingNow = server.clock.now()
+            for _ in 0..<5 {
+                let n = fresh()
+                let answer = try await attempt(
+                    try issuer.token(issuer.claims(subject: "s5", audience: Self.app, nonce: n, now: failingNow), kid: "k-\(n)"),
+                    nonce: n)
+                #expect(answer.status == .unauthorized || answer.status == .serviceUnavailable || answer.status == .badGateway)
+            }
+            #expect(await jwks.requests(to: "/jwks").count == fetches + 1)
+            let n = fresh()
+            let known = try await attempt(
+                try issuer.token(issuer.claims(subject: "s6", audience: Self.app, nonce: n, now: failingNow)), nonce: n)
+            #expect(known.status == .created, "\(known.text)")
         }
         await jwks.stop()
     }
@@ -252,7 +275,11 @@ struct SocialSignInTests {
     )
     func linking() async throws {
         let issuer = TestIDTokenIssuer()
-        let jwks = try await HookServer.start { _ in HookServer.Answer(body: issuer.jwks) }
+        // Switched to 503 for the last part: a provider whose key endpoint fails.
+        let failing = Mutex(false)
+        let jwks = try await HookServer.start { _ in
+            failing.withLock { $0 } ? HookServer.Answer(status: 503, body: "{}") : HookServer.Answer(body: issuer.jwks)
+        }
         let server = try await Self.server(
             providers: [
                 [

@@ -4,7 +4,9 @@ import JWTKit
 /// Each provider's published keys, fetched on first use and kept for an hour. A token signed with a
 /// key not in the cache triggers one refetch (providers rotate keys), at most once a minute per
 /// provider, and concurrent callers share one fetch, so a flood of made-up `kid`s cannot turn into a
-/// flood of fetches.
+/// flood of fetches. A refetch that failed (the provider down, or slower than the client's timeout)
+/// counts as that minute's refetch too: the cached keys still answer, and the provider is not asked
+/// again by every sign-in while it struggles.
 actor JWKSCache {
     struct Entry {
         var keys: JWTKeyCollection
@@ -19,6 +21,8 @@ actor JWKSCache {
     /// A fetch under way per provider: callers arriving meanwhile (the actor is reentrant across the
     /// network wait) share it instead of starting their own.
     private var inFlight: [String: Task<Entry, any Error>] = [:]
+    /// When each provider's keys were last asked for, whether or not the answer came.
+    private var attempted: [String: Date] = [:]
 
     static let lifetime: TimeInterval = 3600
     static let refetchInterval: TimeInterval = 60
@@ -36,7 +40,9 @@ actor JWKSCache {
         if let entry = entries[provider.id], now.timeIntervalSince(entry.fetchedAt) < Self.lifetime, let found = lookup(entry) {
             return found
         }
-        if let entry = entries[provider.id], now.timeIntervalSince(entry.fetchedAt) < Self.refetchInterval {
+        if let entry = entries[provider.id],
+            now.timeIntervalSince(max(entry.fetchedAt, attempted[provider.id] ?? entry.fetchedAt)) < Self.refetchInterval
+        {
             return lookup(entry)
         }
         return lookup(try await refreshed(provider, now: now))
@@ -46,6 +52,7 @@ actor JWKSCache {
         if let running = inFlight[provider.id] { return try await running.value }
         let task = Task { try await self.fetch(provider, now: now) }
         inFlight[provider.id] = task
+        attempted[provider.id] = now
         defer { inFlight[provider.id] = nil }
         let entry = try await task.value
         entries[provider.id] = entry
