@@ -225,8 +225,11 @@ struct SocialSignInTests {
                 try issuer.token(issuer.claims(subject: "s2", audience: "web-app", nonce: hashed, now: now)), nonce: raw)
             #expect(apple.status == .created, "\(apple.text)")
 
-            // A flood of made-up kids, sequential and then 20 at once, fetched the keys at most twice
-            // (first use, one refetch a minute; concurrent callers share a fetch).
+            // Counted from here, after sign-ins that worked: on a loaded host the first fetch can outlive
+            // its 5 s timeout and be made again, which is not what this part is about.
+            let before = await jwks.requests(to: "/jwks").count
+            // A flood of made-up kids, sequential and then 20 at once a minute later, fetched the keys once
+            // more (one refetch a minute; concurrent callers share a fetch).
             for _ in 0..<5 {
                 let n = fresh()
                 _ = try await attempt(
@@ -247,7 +250,7 @@ struct SocialSignInTests {
                 try await group.waitForAll()
             }
             let fetches = await jwks.requests(to: "/jwks").count
-            #expect(fetches <= 2, "\(fetches) fetches")
+            #expect(fetches - before <= 1, "\(fetches - before) fetches")
 
             // The provider fails: a minute on, one refetch is tried, and while the minute lasts unknown kids
             // ask it no more (a failed refetch counts as the minute's), and the known key still signs in.
