@@ -108,7 +108,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            resources: [.copy("Resources/openapi.yaml"), .copy("Resources/templates"), .copy("Resources/console")]
+            resources: [
+                .copy("Resources/openapi.yaml"), .copy("Resources/templates"), .copy("Resources/console"),
+                .copy("Resources/common-passwords.txt"), .copy("Resources/common-passwords.LICENSE"),
+            ]
         ),
         .executableTarget(
             name: "gatehouse",

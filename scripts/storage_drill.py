@@ -69,14 +69,14 @@ class Load:
                 n = self.counter
             email = f"{self.tag}-{n}@example.com"
             status, body, retry = call(self.node, "POST", "/v1/signup",
-                                       {"client_id": d.CLIENT, "email": email, "password": "drill password 1"})
+                                       {"client_id": d.CLIENT, "email": email, "password": "storage fault passphrase 1"})
             self.record("signup", status, body, retry)
             if status == 201:
                 with self.lock:
                     self.acknowledged.append(email)
             user = self.users[n % len(self.users)]
             status, body, retry = call(self.node, "POST", "/v1/login",
-                                       {"client_id": d.CLIENT, "email": user[0], "password": "drill password 1"})
+                                       {"client_id": d.CLIENT, "email": user[0], "password": "storage fault passphrase 1"})
             self.record("login", status, body, retry)
             status, body, retry = call(self.node, "POST", "/oauth/token", form={
                 "grant_type": "refresh_token", "client_id": d.CLIENT, "refresh_token": refresh_token})
@@ -118,7 +118,7 @@ def seed_users(node, tag, count=8):
     users = []
     for i in range(count):
         email = f"{tag}-seed-{i}@example.com"
-        status, body = d.signup(node, email, "drill password 1")
+        status, body = d.signup(node, email, "storage fault passphrase 1")
         if status != 201:
             raise RuntimeError(f"seed sign-up answered {status}: {body}")
         users.append((email, body["refresh_token"]))
@@ -162,7 +162,7 @@ def recovered(node, tag, deadline=40):
     """Sign-ups succeed again and readiness is back, without a restart; returns (seconds, problem)."""
     started = time.monotonic()
     while time.monotonic() - started < deadline:
-        status, _ = d.signup(node, f"{tag}-after-{time.monotonic_ns()}@example.com", "drill password 1")
+        status, _ = d.signup(node, f"{tag}-after-{time.monotonic_ns()}@example.com", "storage fault passphrase 1")
         ready, _ = d.call("GET", node.url + "/health/ready", timeout=10)
         if status == 201 and ready == 200:
             return time.monotonic() - started, None
@@ -173,7 +173,7 @@ def recovered(node, tag, deadline=40):
 def nothing_lost(node, emails):
     lost = []
     for email in emails:
-        status, _ = d.login(node, email, "drill password 1")
+        status, _ = d.login(node, email, "storage fault passphrase 1")
         if status != 200:
             lost.append((email, status))
     return lost

@@ -46,14 +46,18 @@ public actor HookServer {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let box = HookServerBox()
         let router = Router()
-        // POST for hooks, webhooks and SMS; GET for documents it serves (a provider's keys at `/jwks`).
-        for (method, path) in [(HTTPRequest.Method.post, "/hook"), (.post, "/events"), (.post, "/sms"), (.post, "/other"), (.get, "/jwks")]
-        {
+        // POST for hooks, webhooks and SMS; GET for documents it serves (a provider's keys at `/jwks`, a
+        // password range service's buckets at `/range/<prefix>`, recorded under the path asked for).
+        for (method, path) in [
+            (HTTPRequest.Method.post, "/hook"), (.post, "/events"), (.post, "/sms"), (.post, "/other"), (.get, "/jwks"),
+            (.get, "/range/{prefix}"),
+        ] {
             router.on(RouterPath(path), method: method) { request, context -> Response in
                 let data = try await request.body.collect(upTo: 1 << 20)
                 var headers: [String: String] = [:]
                 for field in request.headers { headers[field.name.canonicalName] = field.value }
-                let answer = await box.server!.record(Received(path: path, headers: headers, body: Data(buffer: data)))
+                let recorded = path.contains("{") ? request.uri.description : path
+                let answer = await box.server!.record(Received(path: recorded, headers: headers, body: Data(buffer: data)))
                 if let delay = answer.delay { try await Task.sleep(for: delay) }
                 await box.server!.markAnswered()
                 return Response(

@@ -148,6 +148,13 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var devOutbox = false
 
+    @Option(
+        name: .customLong("password-range-url"),
+        help:
+            "A k-anonymity password range service new passwords are checked against, e.g. https://api.pwnedpasswords.com/range/ (only the first 5 hex digits of the password's SHA-1 are sent; when it does not answer, the password is let through with a warning) (GATEHOUSE_PASSWORD_RANGE_URL; default: not asked)"
+    )
+    var passwordRangeURL: String?
+
     @Flag(
         name: .customLong("dpop-nonces"),
         help: "DPoP proofs must carry a server nonce (RFC 9449 §8), handed out in DPoP-Nonce (env GATEHOUSE_DPOP_NONCES=1).")
@@ -216,6 +223,16 @@ struct ServeCommand: AsyncParsableCommand {
         c.allowInsecureDatabase = Env.flag("GATEHOUSE_DATABASE_INSECURE")
         c.devOutbox = devOutbox || ProcessInfo.processInfo.environment["GATEHOUSE_DEV_OUTBOX"] == "1"
         c.dpopNonces = dpopNonces || ProcessInfo.processInfo.environment["GATEHOUSE_DPOP_NONCES"] == "1"
+        if let range = Env.value(passwordRangeURL, "GATEHOUSE_PASSWORD_RANGE_URL") {
+            guard let url = URL(string: range), let host = url.host, url.query == nil,
+                url.scheme == "https" || (url.scheme == "http" && Loopback.contains(host))
+            else {
+                throw ValidationError(
+                    "GATEHOUSE_PASSWORD_RANGE_URL must be an https address ending where the prefix goes, such as https://api.pwnedpasswords.com/range/"
+                )
+            }
+            c.passwordRangeURL = range
+        }
         c.passkeys = try PasskeyEnvironment.settings(publicURL: c.publicURL)
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }

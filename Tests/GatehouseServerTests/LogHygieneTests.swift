@@ -59,7 +59,7 @@ struct LogHygieneTests {
         let server = try await TestServer.startOpen(.sqlite, logs: logs)
         try await server.createClient(id: "strict", settings: ["email_verification=off", "mfa=required"])
         _ = try await UserAdmin(services: server.services).create(
-            UserDraft(email: "mailbox@example.com", password: "mailbox password", emailVerified: true), actor: AdminActor(name: "test"))
+            UserDraft(email: "mailbox@example.com", password: "a letterbox secret", emailVerified: true), actor: AdminActor(name: "test"))
         let clock = server.clock
         try await server.withRouter { client in
             var secrets: [String] = []
@@ -79,14 +79,14 @@ struct LogHygieneTests {
             _ = try await client.json(.post, "/v1/mfa/verify", ["flow_id": flow, "factor": "recovery_code", "code": codes[0]])
             // Enrolment inside a sign-in, and a code by mail.
             let strict = try await client.json(
-                .post, "/v1/signup", ["client_id": "strict", "email": "new@example.com", "password": "a strict password"])
+                .post, "/v1/signup", ["client_id": "strict", "email": "new@example.com", "password": "a careful passphrase"])
             let pending = try #require(strict.string("flow_id"))
             let inFlow = try await client.json(.post, "/v1/mfa/enrol", ["flow_id": pending])
             let inFlowSecret = try #require(inFlow.string("secret"))
             let inFlowCode = try #require(try await SecondFactorTests.pyotp(inFlowSecret, at: clock.now()))
             _ = try await client.json(.post, "/v1/mfa/verify", ["flow_id": pending, "factor": "totp", "code": inFlowCode])
             let mailLogin = try await client.json(
-                .post, "/v1/login", ["client_id": "strict", "email": "mailbox@example.com", "password": "mailbox password"])
+                .post, "/v1/login", ["client_id": "strict", "email": "mailbox@example.com", "password": "a letterbox secret"])
             let mailFlow = try #require(mailLogin.string("flow_id"))
             _ = try await client.json(.post, "/v1/mfa/send", ["flow_id": mailFlow, "factor": "email_otp"])
             try await server.deliverMail()

@@ -129,6 +129,12 @@ extension ErrorCode {
     public static let invalidFormat: ErrorCode = "invalid_format"
     public static let invalidType: ErrorCode = "invalid_type"
     public static let sameAsEmail: ErrorCode = "same_as_email"
+    /// A new password that is on the common-passwords list (or is one with digits or symbols added).
+    public static let commonPassword: ErrorCode = "common_password"
+    /// A new password that contains the user's email address or the app's name.
+    public static let containsPersonalData: ErrorCode = "contains_personal_data"
+    /// A new password found in known breaches by the password range service the server asks.
+    public static let breachedPassword: ErrorCode = "breached_password"
     public static let invalidValue: ErrorCode = "invalid_value"
 }
 
@@ -154,5 +160,6 @@ extension ErrorCode {
         .temporarilyUnavailable,
         .rateLimited, .serverBusy, .hookFailed, .internalError,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,
+        .commonPassword, .containsPersonalData, .breachedPassword,
     ]
 }

@@ -52,7 +52,8 @@ public struct AccountFlow: Sendable {
         let now = services.clock.now()
         let user = principal.user
         var result = ValidationResult()
-        services.settings.passwordPolicy.validate(request.password, email: user.email, into: &result)
+        let client = try? await services.clients.resolve(principal.session.clientID)
+        await services.passwordScreen.check(request.password, email: user.email, appName: client?.name, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await FactorsFlow.requireSecondLevel(principal, services: services)
 

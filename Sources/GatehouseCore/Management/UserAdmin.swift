@@ -56,7 +56,7 @@ public struct UserAdmin: Sendable {
         if let metadata = draft.appMetadata, !ProfileValidator.fits(appMetadata: metadata) {
             result.invalidate(field: "app_metadata", code: .tooLong, message: "app_metadata is limited to 16 KiB.")
         }
-        if let password = draft.password { services.settings.passwordPolicy.validate(password, email: email, into: &result) }
+        if let password = draft.password { await services.passwordScreen.check(password, email: email, appName: nil, into: &result) }
         guard result.isValid else { throw GatehouseError.validation(result) }
         var hash: String?
         if let password = draft.password { hash = try await services.password.hash(password) }

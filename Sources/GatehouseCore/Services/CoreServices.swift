@@ -24,6 +24,8 @@ public struct CoreServices: Sendable {
     /// Back-channel logout: what ending sessions tells their clients.
     public let notices: LogoutNotices
     public let password: PasswordStrategy
+    /// The rules a new password meets: length, personal data, the common list, the range service.
+    public let passwordScreen: PasswordScreen
     public let throttle: LoginThrottle
     public let rateLimits: RateLimiter
     /// The operator's social providers and the verifier of their tokens.
@@ -47,7 +49,8 @@ public struct CoreServices: Sendable {
         persistence: any Persistence, hasher: PasswordHasher, tokens: AccessTokens, secret: ServerSecret,
         clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks(),
         social: SocialFederation = SocialFederation(), assurance: any AssurancePolicy = FirstFactorSuffices(),
-        factors: [any SecondFactor] = [], refreshChains: RefreshChainGate = RefreshChainGate()
+        factors: [any SecondFactor] = [], refreshChains: RefreshChainGate = RefreshChainGate(),
+        commonPasswords: CommonPasswords = .none, passwordRange: PasswordRangeService? = nil
     ) {
         self.refreshChains = refreshChains
         self.social = social
@@ -72,6 +75,7 @@ public struct CoreServices: Sendable {
         self.browserSessions = BrowserSessions(
             persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime, notices: notices)
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
+        self.passwordScreen = PasswordScreen(policy: settings.passwordPolicy, common: commonPasswords, range: passwordRange)
         self.throttle = LoginThrottle(policy: settings.throttle)
         self.rateLimits = RateLimiter(policy: settings.rateLimits)
         self.starter = SessionStarter(

@@ -77,15 +77,17 @@ public struct RecoveryFlow: Sendable {
         let now = services.clock.now()
         guard token.utf8.count <= 256 else { throw OneTimeCodes.expired }
         let tokenHash = Secrets.sha256Hex(token)
-        let pending = try await services.persistence.read { stores -> UserRecord? in
+        let pending = try await services.persistence.read { stores -> (UserRecord, String?)? in
             guard let record = try await stores.codes.find(tokenHash: tokenHash), record.purpose == .recovery,
-                record.consumedAt == nil, record.expiresAt > now, let userID = record.userID
+                record.consumedAt == nil, record.expiresAt > now, let userID = record.userID,
+                let user = try await stores.users.find(id: userID)
             else { return nil }
-            return try await stores.users.find(id: userID)
+            return (user, record.clientID)
         }
-        guard let user = pending, user.state == .active else { throw OneTimeCodes.expired }
+        guard let (user, clientID) = pending, user.state == .active else { throw OneTimeCodes.expired }
         var result = ValidationResult()
-        services.settings.passwordPolicy.validate(password, email: user.email, into: &result)
+        let client = try? await services.clients.resolve(clientID)
+        await services.passwordScreen.check(password, email: user.email, appName: client?.name, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         let strategy = services.password
         let throttle = services.throttle

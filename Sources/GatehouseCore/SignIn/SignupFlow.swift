@@ -58,13 +58,14 @@ public struct SignupFlow: Sendable {
         let now = services.clock.now()
         var result = ValidationResult()
         let email = EmailAddress.validate(request.email, into: &result)
-        services.settings.passwordPolicy.validate(request.password, email: email, into: &result)
+        services.passwordScreen.localCheck(request.password, email: email, appName: client.name, into: &result)
         var profile = request.profile ?? Profile()
         ProfileValidator().validate(profile, now: now, into: &result)
         MetadataSchema.check(profile.metadata, client: client, into: &result)
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
+        try await services.passwordScreen.requireUnbreached(request.password)
         let changes = try await services.hooks.before(
             HookEvent(
                 point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, profile: profile,

@@ -68,7 +68,10 @@ public struct GatehouseServer: Sendable {
                 factors: factors
                     ?? SecondFactors.standard(
                         secret: secret, clock: clock, relyingParty: settings.passkeys.relyingParty(publicURL: settings.publicURL)),
-                refreshChains: chains)
+                refreshChains: chains, commonPasswords: try BundledPasswordList.load(),
+                passwordRange: configuration.passwordRangeURL.map {
+                    PasswordRangeService(baseURL: $0, http: HTTPFederationClient(), logger: logger)
+                })
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

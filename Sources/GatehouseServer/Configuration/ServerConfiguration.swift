@@ -82,6 +82,9 @@ public struct ServerConfiguration: Sendable {
     /// Write text messages to the development outbox when no SMS gateway is set (development only:
     /// codes land in files and the log). Without it, and without a gateway, SMS sign-in is refused.
     public var devOutbox = false
+    /// A k-anonymity password range service (the Pwned Passwords API's shape, e.g.
+    /// `https://api.pwnedpasswords.com/range/`) new passwords are checked against; nil: not asked.
+    public var passwordRangeURL: String?
     /// Passkeys: the RP ID and name, extra origins, native apps, attestation roots.
     public var passkeys = PasskeySettings()
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import GatehouseCore
 import Mustache
 
@@ -139,6 +140,14 @@ public struct TemplateCatalog: MessageRenderer {
     }
 
     /// A page string, itself a small template (it may name `{{email}}`).
+    /// A field error in the page's language where the strings have its code (`error_<code>`), else
+    /// the server's English message.
+    func message(for error: FieldError, lang: String) -> String {
+        let key = "error_\(error.code.rawValue)"
+        guard strings[lang]?[key] != nil || strings[Self.fallbackLanguage]?[key] != nil else { return error.message }
+        return string(key, lang: lang)
+    }
+
     func string(_ key: String, lang: String, values: [String: String] = [:]) -> String {
         let raw = strings[lang]?[key] ?? strings[Self.fallbackLanguage]?[key] ?? key
         return (try? MustacheTemplate(string: raw).render(values)) ?? raw

@@ -294,7 +294,9 @@ struct AuthorizeRoutes: Sendable {
                 values["min_length"] = minPasswordLength
                 values["terms"] = Self.terms(page.client, strings)
                 if let email = submitted["email"] { values["email"] = email }
-                if error == "error_field_invalid", let message = fieldErrors.first?.message { values["error"] = message }
+                if error == "error_field_invalid", let first = fieldErrors.first {
+                    values["error"] = strings["error_\(first.code.rawValue)"] ?? first.message
+                }
             case "recovery":
                 name = "recovery"
                 title = "recovery_title"

@@ -96,7 +96,8 @@ struct PageRoutes: Sendable {
         do {
             try await recovery.reset(token: token, password: password, meta: context.meta)
         } catch let error as GatehouseError where error.code == .validationFailed {
-            return form(lang, token: token, error: error.fieldErrors.first?.message ?? error.title, status: .unprocessableContent)
+            let message = error.fieldErrors.first.map { catalog.message(for: $0, lang: lang) } ?? error.title
+            return form(lang, token: token, error: message, status: .unprocessableContent)
         } catch let error as GatehouseError where ![.internalFailure, .rateLimited, .unavailable].contains(error.category) {
             return failed(lang, status: .gone)
         }
