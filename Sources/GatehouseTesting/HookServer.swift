@@ -50,7 +50,7 @@ public actor HookServer {
         // password range service's buckets at `/range/<prefix>`, recorded under the path asked for).
         for (method, path) in [
             (HTTPRequest.Method.post, "/hook"), (.post, "/events"), (.post, "/sms"), (.post, "/other"), (.get, "/jwks"),
-            (.get, "/range/{prefix}"),
+            (.get, "/range/{prefix}"), (.post, "/siteverify"),
         ] {
             router.on(RouterPath(path), method: method) { request, context -> Response in
                 let data = try await request.body.collect(upTo: 1 << 20)

@@ -234,6 +234,7 @@ struct ServeCommand: AsyncParsableCommand {
             c.passwordRangeURL = range
         }
         c.passkeys = try PasskeyEnvironment.settings(publicURL: c.publicURL)
+        c.botChallenge = try BotChallengeEnvironment.service()
         guard ["text", "json"].contains(c.logFormat) else { throw ValidationError("log format must be text or json") }
         guard Logger.Level(rawValue: c.logLevel) != nil else { throw ValidationError("unknown log level \(c.logLevel)") }
         return c

@@ -14,7 +14,7 @@ struct PasswordScreenRulesTests {
     }()
 
     @Test(
-        "PW-1: the shipped list holds Django's 19,640 passwords; a listed password in any case, or one of four characters or more with digits and symbols added, is common; passphrases are not; email, its local part and the app's name are found inside a password, ignoring case and punctuation, from four characters on"
+        "PWS-1: the shipped list holds Django's 19,640 passwords; a listed password in any case, or one of four characters or more with digits and symbols added, is common; passphrases are not; email, its local part and the app's name are found inside a password, ignoring case and punctuation, from four characters on"
     )
     func localRules() async {
         let list = Self.bundled
@@ -44,7 +44,7 @@ struct PasswordScreenRulesTests {
     }
 
     @Test(
-        "PW-4: a range answer is matched on the 35-digit suffix in any case; padding counted 0 is not a match; a line that is not SUFFIX:COUNT makes the answer unusable"
+        "PWS-4: a range answer is matched on the 35-digit suffix in any case; padding counted 0 is not a match; a line that is not SUFFIX:COUNT makes the answer unusable"
     )
     func rangeAnswers() throws {
         let suffix: Substring = "1E4C9B93F3F0682250B6CF8331B7EE68FD8"

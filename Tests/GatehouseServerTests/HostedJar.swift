@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseServer
 import GatehouseTesting
 import HTTPTypes
 import Hummingbird
@@ -120,8 +121,10 @@ enum Hosted {
     static let issuer = "http://127.0.0.1:8080"
 
     /// A server with a first-party public client (`spa`) and a third-party confidential one (`partner`).
-    static func start(_ spaSettings: [String] = []) async throws -> (TestServer, String) {
-        let server = try await TestServer.start(.sqlite)
+    static func start(
+        _ spaSettings: [String] = [], configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> (TestServer, String) {
+        let server = try await TestServer.start(.sqlite, configure: configure)
         _ = try await server.createClient(
             id: "spa", redirectURIs: [spa, "com.example.app:/cb"],
             settings: ["email_verification=off", "post_logout_redirect_uris=https://app.example.com/bye"] + spaSettings)

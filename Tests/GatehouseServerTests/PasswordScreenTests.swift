@@ -14,7 +14,7 @@ struct PasswordScreenTests {
     }
 
     @Test(
-        "PW-2: a common password, one with digits added, and one holding the user's email or the app's name are refused at sign-up, password change and the hosted reset and sign-up pages, each page in the browser's language"
+        "PWS-2: a common password, one with digits added, and one holding the user's email or the app's name are refused at sign-up, password change and the hosted reset and sign-up pages, each page in the browser's language"
     )
     func commonAndPersonalRefusedEverywhere() async throws {
         let (server, _) = try await Hosted.start()
@@ -78,7 +78,7 @@ struct PasswordScreenTests {
     }
 
     @Test(
-        "PW-3: the password range service (a stand-in) is asked with the first five hex digits of the SHA-1 and nothing else; a password it knows is refused at sign-up and change, one it does not know is taken; while it is down sign-up goes on and a warning without the password is logged"
+        "PWS-3: the password range service (a stand-in) is asked with the first five hex digits of the SHA-1 and nothing else; a password it knows is refused at sign-up and change, one it does not know is taken; while it is down sign-up goes on and a warning without the password is logged"
     )
     func rangeService() async throws {
         let breached = "tangerine kettle 1987"

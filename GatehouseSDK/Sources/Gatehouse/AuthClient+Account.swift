@@ -46,7 +46,8 @@ extension AuthClient {
             body.codeChallenge = pkce.challenge
             body.codeChallengeMethod = "S256"
         }
-        let (data, response) = try await http.perform(try http.json(http.request("POST", "/v1/signup"), body: body))
+        let (data, response) = try await http.perform(
+            try await challenged(try http.json(http.request("POST", "/v1/signup"), body: body), .signUp))
         let decoder = WireCoding.decoder()
         if let tokens = try? decoder.decode(TokenResponse.self, from: data) {
             var result = try await adopt(tokens, persist: persist)
@@ -85,7 +86,7 @@ extension AuthClient {
         let request = try http.json(
             http.request("POST", "/v1/login"),
             body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce))
-        return try await adopt(try await http.send(request), persist: persist)
+        return try await adopt(try await http.send(try await challenged(request, .signIn)), persist: persist)
     }
 
     /// Signs out: ends sessions on the server (this one, the others, or all) and, for `local` and

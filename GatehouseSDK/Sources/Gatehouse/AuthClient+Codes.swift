@@ -49,7 +49,7 @@ extension AuthClient {
         case .email(let email): body.email = email
         case .phone(let phone): body.phone = phone
         }
-        return try await http.send(try http.json(http.request("POST", "/v1/otp"), body: body))
+        return try await http.send(try await challenged(try http.json(http.request("POST", "/v1/otp"), body: body), .codeSend))
     }
 
     /// Signs in with the one-time code sent to `destination`. A code may create the account (unless

@@ -20,8 +20,11 @@ extension AuthClient {
     @discardableResult
     public func resendVerification(to email: String) async throws -> MailSentResponse {
         try await http.send(
-            try http.json(
-                http.request("POST", "/v1/verification"), body: VerificationResendRequest(clientId: configuration.clientID, email: email)))
+            try await challenged(
+                try http.json(
+                    http.request("POST", "/v1/verification"),
+                    body: VerificationResendRequest(clientId: configuration.clientID, email: email)),
+                .codeSend))
     }
 
     /// Handles a URL the app was opened with, and returns `false` for one that is not Gatehouse's:
@@ -121,8 +124,9 @@ extension AuthClient {
     /// The recovery request, after the app's validator.
     func sendRecovery(email: String) async throws -> MailSentResponse {
         try await http.send(
-            try http.json(
-                http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)))
+            try await challenged(
+                try http.json(http.request("POST", "/v1/recovery"), body: RecoveryRequest(clientId: configuration.clientID, email: email)),
+                .codeSend))
     }
 
     /// Signs in with the recovery code from the mail of ``requestPasswordReset(email:)``;

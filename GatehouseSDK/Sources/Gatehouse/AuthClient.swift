@@ -35,13 +35,19 @@ public actor AuthClient {
         /// Where the DPoP key lives: the Secure Enclave on iOS and macOS devices, a software key in the
         /// session store elsewhere.
         public var dpopKeys: any DPoPKeyProvider
+        /// Where a bot challenge's token comes from when the app's client on the server asks for one
+        /// before sign-up, password sign-in or sending a code (`bot_challenge`): the app shows the
+        /// widget (a Turnstile, hCaptcha or reCAPTCHA view) and answers its token. `nil` sends those
+        /// requests without one; a client that asks then answers an error whose ``GatehouseError/isBotChallengeRefused`` is true.
+        public var botChallenge: BotChallengeProvider?
 
         public init(
             baseURL: URL, clientID: String, redirectURL: URL? = nil, store: (any SessionStore)? = nil,
             transport: any HTTPTransport = URLSessionTransport(), refreshMargin: TimeInterval = 60,
             clock: any AuthClock = SystemClock(), validator: (any FieldValidator)? = nil, dpop: DPoPSetting = .automatic,
-            dpopKeys: (any DPoPKeyProvider)? = nil
+            dpopKeys: (any DPoPKeyProvider)? = nil, botChallenge: BotChallengeProvider? = nil
         ) {
+            self.botChallenge = botChallenge
             self.dpop = dpop
             self.dpopKeys = dpopKeys ?? Self.defaultDPoPKeys
             self.baseURL = baseURL

@@ -56,6 +56,10 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var isEmailNotVerified: Bool { code == .emailNotVerified }
     public var isValidationFailure: Bool { code == .validationFailed }
     public var isAlreadyRegistered: Bool { code == .alreadyRegistered }
+    /// The client asks for a bot challenge and none was sent (`bot_challenge_required`), or its token
+    /// was refused or used before (`bot_challenge_failed`): show the widget again
+    /// (``AuthClient/Configuration/botChallenge``).
+    public var isBotChallengeRefused: Bool { code == .botChallengeRequired || code == .botChallengeFailed }
     public var isInvalidCode: Bool { code == .invalidCode || code == .codeExpired }
     public var isNetworkError: Bool { code == Self.networkError }
     /// A device authenticator is not registered (any more): sign in and register again.

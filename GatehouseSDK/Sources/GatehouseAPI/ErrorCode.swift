@@ -118,6 +118,11 @@ extension ErrorCode {
     /// The operator's hook for this step did not answer, or answered badly, and it is set to refuse
     /// then (`Retry-After` is sent); retrying later may succeed.
     public static let hookFailed: ErrorCode = "hook_failed"
+    /// The client asks for a bot challenge (Turnstile, hCaptcha, reCAPTCHA) before this request and
+    /// none was sent: the app passes the widget's token (the SDK's `AuthClient.Configuration.botChallenge`).
+    public static let botChallengeRequired: ErrorCode = "bot_challenge_required"
+    /// The bot challenge's token was refused by its service, or was used before.
+    public static let botChallengeFailed: ErrorCode = "bot_challenge_failed"
     public static let internalError: ErrorCode = "internal_error"
 }
 
@@ -158,7 +163,7 @@ extension ErrorCode {
         .unsupportedGrantType, .unauthorizedClient, .serverError, .invalidDPoPProof, .useDPoPNonce, .authorizationPending, .slowDown,
         .expiredToken,
         .temporarilyUnavailable,
-        .rateLimited, .serverBusy, .hookFailed, .internalError,
+        .rateLimited, .serverBusy, .hookFailed, .internalError, .botChallengeRequired, .botChallengeFailed,
         .required, .tooShort, .tooLong, .invalidFormat, .invalidType, .sameAsEmail, .invalidValue,
         .commonPassword, .containsPersonalData, .breachedPassword,
     ]

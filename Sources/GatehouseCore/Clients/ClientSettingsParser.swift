@@ -11,7 +11,7 @@ public enum ClientSettingsParser {
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
         "frontchannel_logout_uri",
         "jwks", "jwks_uri", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
-        "dpop", "token_exchange",
+        "dpop", "token_exchange", "bot_challenge",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -114,6 +114,13 @@ public enum ClientSettingsParser {
         case "token_exchange":
             guard value == "on" || value == "off" || value == "impersonation" else { throw bad(key, "off, on or impersonation") }
             s.tokenExchange = ClientSettings.TokenExchangeMode(rawValue: value) ?? .off
+        case "bot_challenge":
+            let all = BotChallenge.Action.allCases.map(\.rawValue)
+            let actions = value == "on" ? all : value == "off" ? [] : list()
+            guard actions.allSatisfy(all.contains) else {
+                throw bad(key, "on, off or a comma-separated subset of \(all.joined(separator: ","))")
+            }
+            s.botChallenge = all.filter(actions.contains)
         case "post_logout_redirect_uris":
             let uris = list()
             for uri in uris {

@@ -221,6 +221,19 @@ extension GatehouseError {
         .unavailable, code: .temporarilyUnavailable, title: "Provider unavailable",
         detail: "The sign-in provider's keys cannot be fetched right now. Try again shortly.", retryAfter: 30)
 
+    /// A bot challenge (``BotChallenge``): none sent, refused or replayed, or its service unreachable.
+    public static let botChallengeRequired = GatehouseError(
+        .badRequest, code: .botChallengeRequired, title: "Bot challenge required",
+        detail: "This app asks for a bot challenge before this request. Send the widget's token in Gatehouse-Bot-Challenge.")
+
+    public static let botChallengeFailed = GatehouseError(
+        .forbidden, code: .botChallengeFailed, title: "Bot challenge failed",
+        detail: "The bot challenge's token was refused or was already used. Solve the challenge again.")
+
+    public static let botChallengeUnavailable = GatehouseError(
+        .unavailable, code: .temporarilyUnavailable, title: "Bot challenge unavailable",
+        detail: "The bot challenge cannot be checked right now. Try again shortly.", retryAfter: 30)
+
     public static let providerNotEnabled = GatehouseError(
         .forbidden, code: .notEnabled, title: "Not enabled", detail: "This client does not offer sign-in with this provider.")
 

@@ -143,6 +143,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     public var sectorIdentifier: String?
     public var dpop: DPoPMode = .allowed
     public var tokenExchange: TokenExchangeMode = .off
+    /// The requests that must carry a bot challenge's token (`signup`, `signin`, `code_send`), checked
+    /// with the server's challenge service (``BotChallenge``); empty: none.
+    public var botChallenge: [String] = []
 
     public init() {}
 
@@ -183,6 +186,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case sectorIdentifier = "sector_identifier"
         case dpop
         case tokenExchange = "token_exchange"
+        case botChallenge = "bot_challenge"
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -225,6 +229,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         sectorIdentifier = try c.decodeIfPresent(String.self, forKey: .sectorIdentifier)
         dpop = try c.decodeIfPresent(DPoPMode.self, forKey: .dpop) ?? .allowed
         tokenExchange = try c.decodeIfPresent(TokenExchangeMode.self, forKey: .tokenExchange) ?? .off
+        botChallenge = try c.decodeIfPresent([String].self, forKey: .botChallenge) ?? []
     }
 
     private struct DefaultValues {

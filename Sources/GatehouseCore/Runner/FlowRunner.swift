@@ -71,6 +71,7 @@ public struct FlowRunner: Sendable {
             throw GatehouseError.validation(field: "nonce", code: .tooLong, message: "Use at most 256 characters.")
         }
         let meta = request.meta
+        if let action = strategy.botChallenge { try await services.botChallenge.require(action, client: client, meta: meta) }
         let hooks = services.hooks
         let admitted = try await strategy.admit(submission, client: client, meta: meta, hooked: hooks.hasBeforeHooks)
         let hook = strategy.beforeHook(admitted)

@@ -13,6 +13,9 @@ import GatehouseAPI
 /// session, ``account(for:changes:client:now:stores:)``.
 public protocol SignInStrategy: Sendable {
     associatedtype Submission: Sendable
+    /// The bot challenge a client may ask for before this method (``BotChallenge``): a password
+    /// sign-in is what credential-stuffing bots send; nil for the rest.
+    var botChallenge: BotChallenge.Action? { get }
     /// What the strategy learned before the before-hook: what it counted, whose account the submission
     /// names when that is known without checking anything secret.
     associatedtype Admitted: Sendable
@@ -43,6 +46,7 @@ public protocol SignInStrategy: Sendable {
 
 extension SignInStrategy {
     public func abandon(_ admitted: Admitted) async {}
+    public var botChallenge: BotChallenge.Action? { nil }
 }
 
 /// What the before-hook of a sign-in is told.

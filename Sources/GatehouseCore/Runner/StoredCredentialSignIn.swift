@@ -9,6 +9,8 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
     let strategy: Strategy
     let services: CoreServices
 
+    var botChallenge: BotChallenge.Action? { strategy.type == .password ? .signin : nil }
+
     struct Admitted: Sendable {
         var identifier: String
         /// What hooks, the log and the audit log may see: never a value derived from a key or a secret.

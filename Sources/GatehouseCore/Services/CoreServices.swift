@@ -26,6 +26,8 @@ public struct CoreServices: Sendable {
     public let password: PasswordStrategy
     /// The rules a new password meets: length, personal data, the common list, the range service.
     public let passwordScreen: PasswordScreen
+    /// The bot challenge clients may ask for before sign-up, password sign-in and code sends.
+    public let botChallenge: BotChallenge
     public let throttle: LoginThrottle
     public let rateLimits: RateLimiter
     /// The operator's social providers and the verifier of their tokens.
@@ -50,7 +52,8 @@ public struct CoreServices: Sendable {
         clock: any WallClock, settings: CoreSettings, logger: Logger, hooks: FlowHooks = FlowHooks(),
         social: SocialFederation = SocialFederation(), assurance: any AssurancePolicy = FirstFactorSuffices(),
         factors: [any SecondFactor] = [], refreshChains: RefreshChainGate = RefreshChainGate(),
-        commonPasswords: CommonPasswords = .none, passwordRange: PasswordRangeService? = nil
+        commonPasswords: CommonPasswords = .none, passwordRange: PasswordRangeService? = nil,
+        botChallengeService: BotChallengeService? = nil
     ) {
         self.refreshChains = refreshChains
         self.social = social
@@ -76,6 +79,8 @@ public struct CoreServices: Sendable {
             persistence: persistence, clock: clock, lifetime: settings.browserSessionLifetime, notices: notices)
         self.password = PasswordStrategy(hasher: hasher, policy: settings.passwordPolicy)
         self.passwordScreen = PasswordScreen(policy: settings.passwordPolicy, common: commonPasswords, range: passwordRange)
+        self.botChallenge = BotChallenge(
+            service: botChallengeService, http: social.http, persistence: persistence, clock: clock, logger: logger)
         self.throttle = LoginThrottle(policy: settings.throttle)
         self.rateLimits = RateLimiter(policy: settings.rateLimits)
         self.starter = SessionStarter(

@@ -10,6 +10,9 @@ public struct RequestMeta: Sendable, Hashable {
     /// The thumbprint of the DPoP key whose proof this request carried and that held (RFC 9449): the
     /// key tokens issued by this request are bound to, as the client's `dpop` setting says.
     public var dpopKey: String?
+    /// The bot challenge widget's token sent with this request (`Gatehouse-Bot-Challenge`, or the
+    /// widget's own field on a hosted form), checked where the client asks for one.
+    public var botChallengeToken: String?
 
     public init(ipAddress: String? = nil, userAgent: String? = nil, acceptLanguage: String? = nil, requestID: String? = nil) {
         self.ipAddress = ipAddress

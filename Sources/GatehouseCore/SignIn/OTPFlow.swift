@@ -93,6 +93,7 @@ public struct OTPFlow: Sendable {
         try OneTimeCodeSignIn.requireEnabled(identifier, client: client, smsAvailable: services.settings.smsAvailable)
         let settings = services.settings
         try await countSend(identifier, meta: meta)
+        try await services.botChallenge.require(.codeSend, client: client, meta: meta)
         try await SendCooldown(services: services).claim("otp:\(client.id):\(identifier.value)", interval: settings.sendCooldown)
         let createUser = request.createUser
         let data = String(decoding: try JSONEncoder().encode(OneTimeCodeSignIn.CodeData(createUser: createUser)), as: UTF8.self)

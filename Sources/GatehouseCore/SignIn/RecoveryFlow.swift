@@ -23,6 +23,7 @@ public struct RecoveryFlow: Sendable {
         let email = EmailAddress.validate(raw, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.rateLimits.consume(.codeSend, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
+        try await services.botChallenge.require(.codeSend, client: client, meta: meta)
         try await services.hooks.before(HookEvent(point: .recovery, clientID: client.id, method: "email", identifier: email, meta: meta))
         try await SendCooldown(services: services).claim("recovery:\(client.id):\(email)", interval: services.settings.sendCooldown)
         let messages = VerificationMessages(services: services)

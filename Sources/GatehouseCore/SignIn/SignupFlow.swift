@@ -65,6 +65,7 @@ public struct SignupFlow: Sendable {
         let pkce = try validateRedirect(request, client: client, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.rateLimits.consume(.signup, ip: meta.ipAddress, persistence: services.persistence, now: now)
+        try await services.botChallenge.require(.signup, client: client, meta: meta)
         try await services.passwordScreen.requireUnbreached(request.password)
         let changes = try await services.hooks.before(
             HookEvent(

@@ -34,6 +34,7 @@ public struct VerificationFlow: Sendable {
         let email = EmailAddress.validate(raw, into: &result)
         guard result.isValid else { throw GatehouseError.validation(result) }
         try await services.rateLimits.consume(.codeSend, ip: meta.ipAddress, persistence: services.persistence, now: services.clock.now())
+        try await services.botChallenge.require(.codeSend, client: client, meta: meta)
         try await SendCooldown(services: services).claim(
             VerificationMessages.cooldownKey(clientID: client.id, email: email), interval: services.settings.sendCooldown)
         try await services.persistence.transaction { stores in

@@ -71,7 +71,7 @@ public struct GatehouseServer: Sendable {
                 refreshChains: chains, commonPasswords: try BundledPasswordList.load(),
                 passwordRange: configuration.passwordRangeURL.map {
                     PasswordRangeService(baseURL: $0, http: HTTPFederationClient(), logger: logger)
-                })
+                }, botChallengeService: configuration.botChallenge)
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
                 transports[.webhook] = WebhookTransport(webhooks: webhooks)

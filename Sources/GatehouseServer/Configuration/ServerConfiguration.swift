@@ -85,6 +85,8 @@ public struct ServerConfiguration: Sendable {
     /// A k-anonymity password range service (the Pwned Passwords API's shape, e.g.
     /// `https://api.pwnedpasswords.com/range/`) new passwords are checked against; nil: not asked.
     public var passwordRangeURL: String?
+    /// The bot challenge widget and its siteverify endpoint, for clients whose `bot_challenge` asks for one.
+    public var botChallenge: BotChallengeService?
     /// Passkeys: the RP ID and name, extra origins, native apps, attestation roots.
     public var passkeys = PasskeySettings()
 

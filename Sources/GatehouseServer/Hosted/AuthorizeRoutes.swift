@@ -19,6 +19,7 @@ struct AuthorizeRoutes: Sendable {
     let flowLifetime: Int
     let sessionLifetime: Int
     let minPasswordLength: Int
+    let challenge: BotChallengeWidget?
 
     static let bindingCookie = FlowBindingCookie.name
 
@@ -34,6 +35,7 @@ struct AuthorizeRoutes: Sendable {
         self.flowLifetime = Int(services.settings.flowLifetime)
         self.sessionLifetime = Int(services.settings.browserSessionLifetime)
         self.minPasswordLength = services.settings.passwordPolicy.minLength
+        self.challenge = services.botChallenge.service.map(BotChallengeWidget.init)
     }
 
     // MARK: The authorization endpoint
@@ -93,7 +95,8 @@ struct AuthorizeRoutes: Sendable {
             secret.csrfMatches(sent, for: csrfNonce(id, binding))
         else { return expired(request) }
         let browser = context.browser
-        let meta = context.meta
+        var meta = context.meta
+        meta.botChallengeToken = BotChallengeWidget.token(in: fields) ?? meta.botChallengeToken
         do {
             switch action {
             case "password":
@@ -203,6 +206,7 @@ struct AuthorizeRoutes: Sendable {
         case .invalidCode, .codeExpired: ("error_code", .unauthorized)
         case .invalidPasskey: ("error_passkey", .badRequest)
         case .notEnabled: ("error_otp_unavailable", .forbidden)
+        case .botChallengeRequired, .botChallengeFailed: ("error_bot_challenge", .forbidden)
         default: nil
         }
     }
@@ -327,9 +331,10 @@ struct AuthorizeRoutes: Sendable {
                 if let email = texts["email"] { values["current_email"] = email }
             }
         }
+        let widget = challenge?.place(onPage: name, client: page.client, into: &values) ?? []
         return pages.page(
             name, lang: lang, client: page.client, titleKey: title, values: values, strings: strings, status: status,
-            formTarget: page.request.redirectURI, script: script)
+            formTarget: page.request.redirectURI, script: script, widget: widget)
     }
 
     /// The passkey form and its options on a page that offers one; answers the script's hash for the

@@ -57,7 +57,7 @@ struct HostedPages: Sendable {
     func page(
         _ name: String, lang: String, client: ClientRecord?, titleKey: String, values: [String: Any], texts: [String: String] = [:],
         strings: [String: String]? = nil, status: HTTPResponse.Status = .ok, formTarget: String? = nil, cookies: [String] = [],
-        frames: [String] = [], script: String? = nil
+        frames: [String] = [], script: String? = nil, widget: [String] = []
     ) -> Response {
         let strings = strings ?? self.strings(lang: lang, client: client, texts: texts)
         let title = strings[titleKey] ?? titleKey
@@ -66,7 +66,7 @@ struct HostedPages: Sendable {
         let html = catalog.hostedPage(name, lang: lang, title: title, values: values, strings: strings, branding: branding(client))
         return Self.respond(
             html, status: status, formAction: formTarget.flatMap(Self.source(of:)), cookies: cookies, script: script,
-            frames: frames.compactMap(Self.source(of:)))
+            frames: frames.compactMap(Self.source(of:)), widget: widget)
     }
 
     /// An error page: nothing proves where to send the browser, so it stays here.
@@ -131,13 +131,18 @@ struct HostedPages: Sendable {
 
     static func respond(
         _ html: String, status: HTTPResponse.Status, formAction: String?, cookies: [String], script: String? = nil,
-        frames: [String] = []
+        frames: [String] = [], widget: [String] = []
     ) -> Response {
+        // A bot challenge widget (`widget`: its provider's origins) loads its script, frames and calls
+        // from its provider and nowhere else.
+        let scripts = (script.map { ["'\($0)'"] } ?? []) + widget
+        let frameSources = Array(Set(frames + widget)).sorted()
         let csp =
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data: https:; "
             + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"
-            + (script.map { "; script-src '\($0)'" } ?? "")
-            + (frames.isEmpty ? "" : "; frame-src " + Array(Set(frames)).sorted().joined(separator: " "))
+            + (scripts.isEmpty ? "" : "; script-src " + scripts.joined(separator: " "))
+            + (frameSources.isEmpty ? "" : "; frame-src " + frameSources.joined(separator: " "))
+            + (widget.isEmpty ? "" : "; connect-src " + widget.joined(separator: " "))
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
             .contentSecurityPolicy: csp,

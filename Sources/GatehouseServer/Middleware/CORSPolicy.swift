@@ -32,7 +32,7 @@ struct CORSPolicy: Sendable {
         var headers: HTTPFields = [:]
         headers[Self.allowOrigin] = origin
         headers[Self.allowMethods] = "GET, POST, PUT, PATCH, DELETE"
-        headers[Self.allowHeaders] = "Authorization, Content-Type, Gatehouse-Client, Accept-Language, DPoP"
+        headers[Self.allowHeaders] = "Authorization, Content-Type, Gatehouse-Client, Accept-Language, DPoP, Gatehouse-Bot-Challenge"
         headers[Self.maxAge] = "600"
         headers[Self.vary] = "Origin"
         return Response(status: .noContent, headers: headers)

@@ -51,5 +51,9 @@ extension RequestMeta {
         self.init(
             ipAddress: ip, userAgent: request.headers[.userAgent],
             acceptLanguage: request.headers[.acceptLanguage].map { String($0.prefix(128)) })
+        botChallengeToken = request.headers[Self.botChallengeHeader]
     }
+
+    /// The bot challenge widget's token, from apps (``BotChallenge``).
+    static let botChallengeHeader = HTTPField.Name("Gatehouse-Bot-Challenge")!
 }
