@@ -35,9 +35,12 @@ extension AuthClient {
     }
 
     /// The sign-up request, after the app's validator.
-    func sendSignUp(email: String, password: String, profile: Profile?, acceptTerms: Bool?, persist: Bool) async throws -> SignUpResult {
+    func sendSignUp(
+        email: String, password: String, profile: Profile?, acceptTerms: Bool?, persist: Bool, username: String? = nil
+    ) async throws -> SignUpResult {
         var body = SignupRequest(
-            clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms)
+            clientId: configuration.clientID, email: email, password: password, profile: profile, acceptTerms: acceptTerms,
+            username: username)
         if let redirect = configuration.redirectURL {
             let pkce = PKCE.make()
             pkceVerifier = pkce.verifier
@@ -82,10 +85,12 @@ extension AuthClient {
     }
 
     /// The login request, after the app's validator.
-    func sendLogIn(email: String, password: String, scopes: Set<Scope>, nonce: String?, persist: Bool) async throws -> SignInResult {
-        let request = try http.json(
-            http.request("POST", "/v1/login"),
-            body: LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce))
+    func sendLogIn(
+        email: String, password: String, scopes: Set<Scope>, nonce: String?, persist: Bool, username: String? = nil
+    ) async throws -> SignInResult {
+        var body = LoginRequest(clientId: configuration.clientID, email: email, password: password, scope: scopes.wireValue, nonce: nonce)
+        body.username = username
+        let request = try http.json(http.request("POST", "/v1/login"), body: body)
         return try await adopt(try await http.send(try await challenged(request, .signIn)), persist: persist)
     }
 

@@ -8,11 +8,14 @@ public struct SignupRequest: Codable, Hashable, Sendable {
     public var redirectTo: String?
     public var codeChallenge: String?
     public var codeChallengeMethod: String?
+    /// A username for the account, on a client that uses them (`usernames=optional|required`).
+    public var username: String?
 
     public init(
         clientId: String? = nil, email: String, password: String, profile: Profile? = nil, acceptTerms: Bool? = nil,
-        redirectTo: String? = nil, codeChallenge: String? = nil, codeChallengeMethod: String? = nil
+        redirectTo: String? = nil, codeChallenge: String? = nil, codeChallengeMethod: String? = nil, username: String? = nil
     ) {
+        self.username = username
         self.clientId = clientId
         self.email = email
         self.password = password
@@ -24,7 +27,7 @@ public struct SignupRequest: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case email, password, profile
+        case email, password, profile, username
         case clientId = "client_id"
         case acceptTerms = "accept_terms"
         case redirectTo = "redirect_to"
@@ -41,6 +44,8 @@ public struct LoginRequest: Codable, Hashable, Sendable {
     public var scope: String?
     /// Echoed in the ID token when `openid` is granted.
     public var nonce: String?
+    /// Signs in by username instead of `email` (which is then empty and not sent).
+    public var username: String?
 
     public init(clientId: String? = nil, email: String, password: String, scope: String? = nil, nonce: String? = nil) {
         self.clientId = clientId
@@ -50,8 +55,35 @@ public struct LoginRequest: Codable, Hashable, Sendable {
         self.nonce = nonce
     }
 
+    /// A sign-in by username.
+    public init(clientId: String? = nil, username: String, password: String, scope: String? = nil, nonce: String? = nil) {
+        self.init(clientId: clientId, email: "", password: password, scope: scope, nonce: nonce)
+        self.username = username
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        clientId = try c.decodeIfPresent(String.self, forKey: .clientId)
+        username = try c.decodeIfPresent(String.self, forKey: .username)
+        // One of the two names the account; `email` stays required when there is no username.
+        email = username == nil ? try c.decode(String.self, forKey: .email) : try c.decodeIfPresent(String.self, forKey: .email) ?? ""
+        password = try c.decode(String.self, forKey: .password)
+        scope = try c.decodeIfPresent(String.self, forKey: .scope)
+        nonce = try c.decodeIfPresent(String.self, forKey: .nonce)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(clientId, forKey: .clientId)
+        if username == nil || !email.isEmpty { try c.encode(email, forKey: .email) }
+        try c.encodeIfPresent(username, forKey: .username)
+        try c.encode(password, forKey: .password)
+        try c.encodeIfPresent(scope, forKey: .scope)
+        try c.encodeIfPresent(nonce, forKey: .nonce)
+    }
+
     private enum CodingKeys: String, CodingKey {
-        case email, password, scope, nonce
+        case email, password, scope, nonce, username
         case clientId = "client_id"
     }
 }

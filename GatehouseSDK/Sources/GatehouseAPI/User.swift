@@ -108,6 +108,9 @@ public struct User: Codable, Hashable, Sendable {
     public var emailVerified: Bool
     public var phone: String?
     public var phoneVerified: Bool
+    /// The user's username, normalized (case folded, NFKC), when the client that made the account
+    /// uses usernames.
+    public var username: String?
     public var hasPassword: Bool
     public var profile: Profile
     public var state: UserState
@@ -146,6 +149,7 @@ public struct User: Codable, Hashable, Sendable {
         try c.encode(emailVerified, forKey: .emailVerified)
         try c.encodeIfPresent(phone, forKey: .phone)
         try c.encode(phoneVerified, forKey: .phoneVerified)
+        try c.encodeIfPresent(username, forKey: .username)
         try c.encode(hasPassword, forKey: .hasPassword)
         try c.encode(profile, forKey: .profile)
         try c.encode(state, forKey: .state)
@@ -158,7 +162,7 @@ public struct User: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, email, phone, profile, state, identities
+        case id, email, phone, profile, state, identities, username
         case emailVerified = "email_verified"
         case phoneVerified = "phone_verified"
         case hasPassword = "has_password"

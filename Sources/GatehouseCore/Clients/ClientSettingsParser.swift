@@ -11,7 +11,7 @@ public enum ClientSettingsParser {
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
         "frontchannel_logout_uri",
         "jwks", "jwks_uri", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
-        "dpop", "token_exchange", "bot_challenge",
+        "dpop", "token_exchange", "bot_challenge", "usernames",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -114,6 +114,9 @@ public enum ClientSettingsParser {
         case "token_exchange":
             guard value == "on" || value == "off" || value == "impersonation" else { throw bad(key, "off, on or impersonation") }
             s.tokenExchange = ClientSettings.TokenExchangeMode(rawValue: value) ?? .off
+        case "usernames":
+            guard let v = ClientSettings.MFA(rawValue: value) else { throw bad(key, "off, optional or required") }
+            s.usernames = v
         case "bot_challenge":
             let all = BotChallenge.Action.allCases.map(\.rawValue)
             let actions = value == "on" ? all : value == "off" ? [] : list()

@@ -32,13 +32,15 @@ public struct PasswordStrategy: CredentialStrategy {
     public var amr: [String] { [AuthenticationMethod.password] }
     public var provesIdentifier: Bool { false }
 
+    /// An address (it has an `@`), or else a username: each normalized the way it is stored.
     public func identifier(of submission: Submission) throws -> String {
-        let email = EmailAddress.normalize(submission.identifier)
+        let raw = submission.identifier
+        let identifier = raw.contains("@") ? EmailAddress.normalize(raw) : Username.normalize(raw)
         // Shape errors come before any lookup, and cost no hash: they reveal nothing about accounts.
-        guard !email.isEmpty, !submission.password.isEmpty, submission.password.utf8.count <= policy.maxBytes,
-            email.utf8.count <= EmailAddress.maxLength
+        guard !identifier.isEmpty, !submission.password.isEmpty, submission.password.utf8.count <= policy.maxBytes,
+            identifier.utf8.count <= EmailAddress.maxLength
         else { throw GatehouseError.invalidCredentials }
-        return email
+        return identifier
     }
 
     public func verify(_ submission: Submission, against credential: CredentialRecord) async throws -> CredentialVerification {
@@ -102,6 +104,6 @@ public struct PasswordStrategy: CredentialStrategy {
 
     /// A password answers to the user's email and phone.
     static func identifiers(of user: UserRecord) -> [String] {
-        [user.email, user.phone].compactMap { $0 }
+        [user.email, user.phone, user.username].compactMap { $0 }
     }
 }

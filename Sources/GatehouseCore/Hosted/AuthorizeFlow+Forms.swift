@@ -22,13 +22,15 @@ extension AuthorizeFlow {
     /// The sign-up form. A new account signs the browser in unless its address must be verified first
     /// (then nil: the page says to check the mail).
     public func signUp(
-        _ id: UUID, binding: String, email: String, password: String, acceptTerms: Bool, browser: BrowserPrincipal?, meta: RequestMeta
+        _ id: UUID, binding: String, email: String, password: String, acceptTerms: Bool, username: String? = nil,
+        browser: BrowserPrincipal?, meta: RequestMeta
     )
         async throws -> (Outcome, cookie: String?)?
     {
         let (flow, state, _) = try await load(id, binding: binding, step: .started)
         let signUp = SignupFlow(services: services)
-        let request = SignupFlow.Registration(clientID: flow.clientID, email: email, password: password, acceptTerms: acceptTerms)
+        let request = SignupFlow.Registration(
+            clientID: flow.clientID, email: email, password: password, acceptTerms: acceptTerms, username: username)
         let target = browserTarget(flow, browser)
         do {
             guard case .started(let signedIn) = try await signUp.signup(request, meta: meta, target: target) else { return nil }

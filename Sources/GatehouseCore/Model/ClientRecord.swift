@@ -146,6 +146,9 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// The requests that must carry a bot challenge's token (`signup`, `signin`, `code_send`), checked
     /// with the server's challenge service (``BotChallenge``); empty: none.
     public var botChallenge: [String] = []
+    /// Whether sign-up takes a username (``Username``): `off`, `optional` or `required`. Sign-in by
+    /// username works on every client once an account has one.
+    public var usernames: MFA = .off
 
     public init() {}
 
@@ -187,6 +190,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case dpop
         case tokenExchange = "token_exchange"
         case botChallenge = "bot_challenge"
+        case usernames
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -230,6 +234,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         dpop = try c.decodeIfPresent(DPoPMode.self, forKey: .dpop) ?? .allowed
         tokenExchange = try c.decodeIfPresent(TokenExchangeMode.self, forKey: .tokenExchange) ?? .off
         botChallenge = try c.decodeIfPresent([String].self, forKey: .botChallenge) ?? []
+        usernames = try c.decodeIfPresent(MFA.self, forKey: .usernames) ?? .off
     }
 
     private struct DefaultValues {

@@ -9,6 +9,8 @@ public struct UserRecord: Sendable, Hashable {
     public var emailVerified: Bool
     public var phone: String?
     public var phoneVerified: Bool
+    /// Normalized by ``Username/normalize(_:)``; unique.
+    public var username: String?
     public var profile: Profile
     /// Written by the server, hooks and operators only; the user reads it.
     public var appMetadata: [String: JSONValue]?
@@ -26,8 +28,9 @@ public struct UserRecord: Sendable, Hashable {
         id: UUID = UUID(), email: String?, emailVerified: Bool = false, phone: String? = nil,
         phoneVerified: Bool = false, profile: Profile = Profile(), appMetadata: [String: JSONValue]? = nil, state: UserState = .active,
         createdAt: Date,
-        updatedAt: Date? = nil, lastLoginAt: Date? = nil, hasPassword: Bool = false
+        updatedAt: Date? = nil, lastLoginAt: Date? = nil, hasPassword: Bool = false, username: String? = nil
     ) {
+        self.username = username
         self.id = id
         self.email = email
         self.emailVerified = emailVerified
@@ -47,6 +50,7 @@ public struct UserRecord: Sendable, Hashable {
             id: id, email: email, emailVerified: emailVerified, phone: phone, phoneVerified: phoneVerified,
             hasPassword: hasPassword, profile: profile, state: state, createdAt: createdAt, lastLoginAt: lastLoginAt)
         user.appMetadata = appMetadata
+        user.username = username
         return user
     }
 }

@@ -7,6 +7,8 @@ public protocol UserStore: Sendable {
     func find(id: UUID) async throws -> UserRecord?
     func find(email: String) async throws -> UserRecord?
     func find(phone: String) async throws -> UserRecord?
+    /// By the normalized username (``Username/normalize(_:)``).
+    func find(username: String) async throws -> UserRecord?
     func update(_ user: UserRecord) async throws
     func recordLogin(id: UUID, at: Date) async throws
     func count() async throws -> Int

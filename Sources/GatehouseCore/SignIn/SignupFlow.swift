@@ -37,10 +37,12 @@ public struct SignupFlow: Sendable {
         public var redirectTo: String?
         public var codeChallenge: String?
         public var codeChallengeMethod: String?
+        /// On a client with `usernames` on: the account's username, as typed.
+        public var username: String?
 
         public init(
             clientID: String?, email: String, password: String, profile: Profile? = nil, acceptTerms: Bool = false,
-            redirectTo: String? = nil, codeChallenge: String? = nil, codeChallengeMethod: String? = nil
+            redirectTo: String? = nil, codeChallenge: String? = nil, codeChallengeMethod: String? = nil, username: String? = nil
         ) {
             self.clientID = clientID
             self.email = email
@@ -50,6 +52,7 @@ public struct SignupFlow: Sendable {
             self.redirectTo = redirectTo
             self.codeChallenge = codeChallenge
             self.codeChallengeMethod = codeChallengeMethod
+            self.username = username
         }
     }
 
@@ -58,6 +61,7 @@ public struct SignupFlow: Sendable {
         let now = services.clock.now()
         var result = ValidationResult()
         let email = EmailAddress.validate(request.email, into: &result)
+        let username = Self.username(request.username, client: client, into: &result)
         services.passwordScreen.localCheck(request.password, email: email, appName: client.name, into: &result)
         var profile = request.profile ?? Profile()
         ProfileValidator().validate(profile, now: now, into: &result)
@@ -81,7 +85,7 @@ public struct SignupFlow: Sendable {
             // Not verified even when the client does not require it: nothing proved the address yet, and
             // ID tokens must not say otherwise.
             email: email, emailVerified: false, profile: profile, appMetadata: changes.appMetadata, createdAt: now,
-            hasPassword: true)
+            hasPassword: true, username: username)
         let created = HookEvent(
             point: .signup, clientID: client.id, method: CredentialType.password.rawValue, identifier: email, userID: user.id,
             profile: profile, meta: meta)
@@ -94,6 +98,12 @@ public struct SignupFlow: Sendable {
         let step: Step
         do {
             step = try await services.persistence.transaction { stores in
+                // Unlike an address, a username has no mailbox to send the owner a notice through:
+                // a taken one is said so, enumeration protection or not (usernames are public names).
+                if let username, try await stores.users.find(username: username) != nil {
+                    throw GatehouseError.validation(
+                        field: "username", code: .alreadyRegistered, message: "This username is taken. Choose another.")
+                }
                 try await stores.users.insert(user)
                 try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
                 try await services.recordEvent(created, stores: stores)
@@ -128,6 +138,19 @@ public struct SignupFlow: Sendable {
             return .signedIn(
                 try await issuer.response(
                     session: started.session, refreshToken: started.refreshToken, client: client, user: user, isNew: true))
+        }
+    }
+
+    /// The normalized username the client takes, or nil; a field error when the client does not use
+    /// usernames and one was sent, or requires one and none was.
+    static func username(_ raw: String?, client: ClientRecord, into result: inout ValidationResult) -> String? {
+        switch (client.settings.usernames, raw) {
+        case (.off, nil), (.optional, nil): return nil
+        case (.off, .some):
+            result.invalidate(field: "username", code: .invalidValue, message: "This app does not use usernames.")
+            return nil
+        case (.required, nil): return Username.validate("", into: &result)
+        case (_, .some(let raw)): return Username.validate(raw, into: &result)
         }
     }
 

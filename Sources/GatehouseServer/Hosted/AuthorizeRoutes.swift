@@ -107,7 +107,8 @@ struct AuthorizeRoutes: Sendable {
                 guard
                     let (outcome, cookie) = try await flow.signUp(
                         id, binding: binding, email: fields["email"] ?? "", password: fields["password"] ?? "",
-                        acceptTerms: fields["accept"] == "yes", browser: browser, meta: meta)
+                        acceptTerms: fields["accept"] == "yes", username: fields["username"].flatMap { $0.isEmpty ? nil : $0 },
+                        browser: browser, meta: meta)
                 else {
                     let page = try await flow.page(id, binding: binding, browser: browser)
                     return pages.page(
@@ -298,6 +299,10 @@ struct AuthorizeRoutes: Sendable {
                 values["min_length"] = minPasswordLength
                 values["terms"] = Self.terms(page.client, strings)
                 if let email = submitted["email"] { values["email"] = email }
+                if page.client.settings.usernames != .off {
+                    values["username_field"] = ["required": page.client.settings.usernames == .required]
+                    if let username = submitted["username"] { values["username"] = username }
+                }
                 if error == "error_field_invalid", let first = fieldErrors.first {
                     values["error"] = strings["error_\(first.code.rawValue)"] ?? first.message
                 }
@@ -317,6 +322,7 @@ struct AuthorizeRoutes: Sendable {
                 values["continue_action"] = base + "/continue"
                 values["recovery_url"] = base + "?view=recovery"
                 values["signup_url"] = base + "?view=signup"
+                if page.client.settings.usernames != .off { values["username_signin"] = true }
                 let social = page.client.settings.socialProviders.compactMap { id -> [String: String]? in
                     guard let provider = providers[id] else { return nil }
                     return ["id": id, "name": Self.displayName(provider), "url": base + "/social/" + id]

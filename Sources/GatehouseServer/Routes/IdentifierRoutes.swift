@@ -12,7 +12,7 @@ struct IdentifierRoutes: Sendable {
     @Sendable func identifierStatus(_ request: Request, context: AppRequestContext) async throws -> Response {
         let query = try request.queryFields()
         let answer = try await status.identifierStatus(
-            email: query["email"], phone: query["phone"], clientID: request.clientID(body: query["client_id"]),
+            email: query["email"], phone: query["phone"], username: query["username"], clientID: request.clientID(body: query["client_id"]),
             meta: context.meta)
         return try Responses.json(answer, noStore: true)
     }

@@ -6,7 +6,9 @@ import GatehouseCore
 
 extension LoginFlow.PasswordSignIn {
     init(_ wire: LoginRequest) {
-        self.init(clientID: wire.clientId, email: wire.email, password: wire.password, scope: wire.scope, nonce: wire.nonce)
+        // A username names the account in place of the address (the password strategy tells them apart).
+        self.init(
+            clientID: wire.clientId, email: wire.username ?? wire.email, password: wire.password, scope: wire.scope, nonce: wire.nonce)
     }
 }
 
@@ -15,7 +17,7 @@ extension SignupFlow.Registration {
         self.init(
             clientID: wire.clientId, email: wire.email, password: wire.password, profile: wire.profile,
             acceptTerms: wire.acceptTerms == true, redirectTo: wire.redirectTo, codeChallenge: wire.codeChallenge,
-            codeChallengeMethod: wire.codeChallengeMethod)
+            codeChallengeMethod: wire.codeChallengeMethod, username: wire.username)
     }
 }
 

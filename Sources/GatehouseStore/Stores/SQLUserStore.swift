@@ -8,7 +8,7 @@ struct SQLUserStore: UserStore {
 
     private static let plain = [
         "id", "email", "email_verified", "phone", "phone_verified", "profile", "app_metadata", "state", "created_at",
-        "updated_at", "last_login_at",
+        "updated_at", "last_login_at", "username",
     ]
     /// Whether the user has a password (1 per password credential) and linked identities (1000 each),
     /// in one index range.
@@ -27,11 +27,11 @@ struct SQLUserStore: UserStore {
         // the surrounding transaction.
         let inserted = try await db.raw(
             """
-            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, app_metadata, state, created_at, updated_at, last_login_at)
+            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, app_metadata, state, created_at, updated_at, last_login_at, username)
             VALUES (\(bind: Columns.id(user.id)), \(bind: user.email), \(bind: user.emailVerified ? 1 : 0),
                     \(bind: user.phone), \(bind: user.phoneVerified ? 1 : 0), \(bind: try Columns.json(user.profile)),
                     \(bind: try user.appMetadata.map(Columns.json)), \(bind: user.state.rawValue), \(bind: Columns.millis(user.createdAt)),
-                    \(bind: Columns.millis(user.updatedAt)), \(bind: Columns.millis(user.lastLoginAt)))
+                    \(bind: Columns.millis(user.updatedAt)), \(bind: Columns.millis(user.lastLoginAt)), \(bind: user.username))
             ON CONFLICT DO NOTHING RETURNING id
             """
         ).all()
@@ -53,11 +53,16 @@ struct SQLUserStore: UserStore {
             .first().map(Self.decode)
     }
 
+    func find(username: String) async throws -> UserRecord? {
+        try await db.raw("SELECT \(unsafeRaw: Self.columns) FROM users u WHERE u.username = \(bind: username)")
+            .first().map(Self.decode)
+    }
+
     func update(_ user: UserRecord) async throws {
         try await db.raw(
             """
             UPDATE users SET email = \(bind: user.email), email_verified = \(bind: user.emailVerified ? 1 : 0),
-                phone = \(bind: user.phone), phone_verified = \(bind: user.phoneVerified ? 1 : 0),
+                phone = \(bind: user.phone), phone_verified = \(bind: user.phoneVerified ? 1 : 0), username = \(bind: user.username),
                 profile = \(bind: try Columns.json(user.profile)), app_metadata = \(bind: try user.appMetadata.map(Columns.json)),
                 state = \(bind: user.state.rawValue),
                 updated_at = \(bind: Columns.millis(user.updatedAt)), last_login_at = \(bind: Columns.millis(user.lastLoginAt))
@@ -87,7 +92,7 @@ struct SQLUserStore: UserStore {
             appMetadata: try row.optionalString(prefix + "app_metadata").map { try Columns.decodeJSON([String: JSONValue].self, $0) },
             state: UserState(rawValue: try row.string(prefix + "state")), createdAt: try row.date(prefix + "created_at"),
             updatedAt: try row.date(prefix + "updated_at"), lastLoginAt: try row.optionalDate(prefix + "last_login_at"),
-            hasPassword: false)
+            hasPassword: false, username: try row.optionalString(prefix + "username"))
         let kinds = try row.int(prefix + "sign_in_kinds")
         user.hasPassword = kinds % 1000 > 0
         user.hasIdentities = kinds >= 1000

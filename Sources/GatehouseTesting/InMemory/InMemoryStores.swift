@@ -72,6 +72,7 @@ struct InMemoryUserStore: UserStore {
         try box.with { state in
             let taken = state.users.values.contains {
                 $0.id == user.id || (user.email != nil && $0.email == user.email) || (user.phone != nil && $0.phone == user.phone)
+                    || (user.username != nil && $0.username == user.username)
             }
             if taken { throw StoreError.conflict("user") }
             var stored = user
@@ -86,6 +87,9 @@ struct InMemoryUserStore: UserStore {
     }
     func find(phone: String) async throws -> UserRecord? {
         box.with { s in s.users.values.first { $0.phone == phone }.map(s.withPasswordFlag) }
+    }
+    func find(username: String) async throws -> UserRecord? {
+        box.with { s in s.users.values.first { $0.username == username }.map(s.withPasswordFlag) }
     }
 
     func update(_ user: UserRecord) async throws {
