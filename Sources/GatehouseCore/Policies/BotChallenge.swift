@@ -35,6 +35,15 @@ public struct BotChallengeService: Sendable, Equatable {
     }
 }
 
+/// Whatever describes or reflects the service (a log line, `dump`, a debugger) sees no secret.
+extension BotChallengeService: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "BotChallengeService(\(kind.rawValue), site key \(siteKey), \(verifyURL))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["kind": kind, "siteKey": siteKey, "verifyURL": verifyURL])
+    }
+}
+
 /// Checks the bot challenge a client asks for before sign-up, password sign-in and code sends (its
 /// `bot_challenge` setting). A token is used once: its hash is claimed in the database (every node
 /// shares it) before the service is asked, so a replay is refused even while the service would still
