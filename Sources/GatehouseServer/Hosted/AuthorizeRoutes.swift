@@ -304,7 +304,7 @@ struct AuthorizeRoutes: Sendable {
                     if let username = submitted["username"] { values["username"] = username }
                 }
                 if error == "error_field_invalid", let first = fieldErrors.first {
-                    values["error"] = strings["error_\(first.code.rawValue)"] ?? first.message
+                    values["error"] = pages.catalog.message(for: first, lang: lang)
                 }
             case "recovery":
                 name = "recovery"
