@@ -265,7 +265,8 @@ enum Redirects {
         }
     }
 
-    /// Opens a verification link's page, then posts its form with its cookie, as a browser does.
+    /// Opens a mail link's page (verification, magic link), then posts its form with its cookie, as a
+    /// browser does.
     static func confirm(_ link: URL) async throws -> String {
         let (data, response) = try await URLSession.shared.data(from: link)
         let page = String(decoding: data, as: UTF8.self)
@@ -276,7 +277,7 @@ enum Redirects {
             guard let start = page.range(of: "name=\"\(name)\" value=\"") else { return "" }
             return String(page[start.upperBound...].prefix { $0 != "\"" })
         }
-        var post = URLRequest(url: URL(string: "/verify", relativeTo: link)!.absoluteURL)
+        var post = URLRequest(url: URL(string: link.path, relativeTo: link)!.absoluteURL)
         post.httpMethod = "POST"
         post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         post.setValue(String(cookie), forHTTPHeaderField: "Cookie")

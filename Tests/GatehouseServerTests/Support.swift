@@ -125,7 +125,9 @@ func refresh(_ client: some TestClientProtocol, _ token: String, clientID: Strin
 
 /// Opens a verification link the way a person does: the page it shows (which uses nothing), then the
 /// page's form, posted with the page's cookie. Returns the page when it is not the form.
-func confirmLink(_ client: some TestClientProtocol, _ path: String, headers: HTTPFields = [:]) async throws -> TestResponse {
+func confirmLink(
+    _ client: some TestClientProtocol, _ path: String, action: String = "/verify", headers: HTTPFields = [:]
+) async throws -> TestResponse {
     let page = try await client.json(.get, path, headers: headers)
     guard page.status == .ok, let cookie = page.headers[.setCookie]?.split(separator: ";").first else { return page }
     func field(_ name: String) -> String {
@@ -137,5 +139,5 @@ func confirmLink(_ client: some TestClientProtocol, _ path: String, headers: HTT
     fields[.cookie] = String(cookie)
     for field in headers { fields.append(field) }
     let body = "token=\(field("token"))&csrf=\(field("csrf"))"
-    return try await client.executeRequest(uri: "/verify", method: .post, headers: fields, body: ByteBuffer(string: body))
+    return try await client.executeRequest(uri: action, method: .post, headers: fields, body: ByteBuffer(string: body))
 }

@@ -184,8 +184,10 @@ enum PKCE {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let verifier = base64URL(Data(bytes))
-        return (verifier, base64URL(Data(SHA256.hash(data: Data(verifier.utf8)))))
+        return (verifier, challenge(of: verifier))
     }
+
+    static func challenge(of verifier: String) -> String { base64URL(Data(SHA256.hash(data: Data(verifier.utf8)))) }
 
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

@@ -31,11 +31,15 @@ extension AuthClient {
     ///
     /// - the redirect back into the app after the mail's link (`redirectURL?code=…`): exchanges the
     ///   code with the PKCE verifier kept from ``signUp(email:password:profile:acceptTerms:persist:)``
+    ///   or ``sendMagicLink(email:createUser:acceptTerms:)``
     ///   (in memory, or in the store after a relaunch) and signs in;
     /// - the mail's verification link itself, opened as a universal link (`<baseURL>/verify?token=…`):
     ///   verifies the address and signs in;
     /// - the recovery link (`<baseURL>/reset?token=…`): signs in with a recovery session, so
-    ///   ``changePassword(to:current:)`` works without the old password for a few minutes.
+    ///   ``changePassword(to:current:)`` works without the old password for a few minutes;
+    /// - the magic link (`<baseURL>/magic-link?token=…`) opened as a universal link, and the redirect
+    ///   its page sends a browser to: signs in with the verifier kept from
+    ///   ``sendMagicLink(email:createUser:acceptTerms:)``.
     @discardableResult
     public func handle(url: URL, persist: Bool = true) async throws -> Bool {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
@@ -69,6 +73,9 @@ extension AuthClient {
         let base = configuration.baseURL.path.hasSuffix("/") ? String(configuration.baseURL.path.dropLast()) : configuration.baseURL.path
         let route: String
         switch url.path {
+        case base + "/magic-link":
+            _ = try await completeMagicLink(token: token, persist: persist)
+            return true
         case base + "/verify": route = "/v1/verify"
         case base + "/reset": route = "/v1/recovery/verify"
         default: return false

@@ -93,23 +93,14 @@ public struct VerificationFlow: Sendable {
                 return .continueFlow(flow)
             }
         }
-        do {
-            let signedIn = try await FlowRunner(services: services).signIn(
-                MailedCodeSignIn(services: services, purpose: .verifyEmail), submission: .token(token, record: peeked),
-                request: .init(clientID: client.id, meta: RequestMeta()),
-                target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)))
-            return .redirect(try AuthorizationCodes.append(code: try signedIn.started.code(), to: redirect))
-        } catch let error as GatehouseError where error.code == .mfaRequired {
-            // The address is proved; the sign-in waits for its second factor, which the app completes
-            // (`POST /v1/mfa/verify` answers the code this redirect would have carried).
-            guard let pending = error.pendingFlow else { throw error }
-            var fields = [
-                ("error", ErrorCode.mfaRequired.rawValue), ("flow_id", pending.id.uuidString.lowercased()),
-                ("factors", pending.factors.joined(separator: ",")),
-            ]
-            if pending.enrol { fields.append(("enrol", "true")) }
-            return .redirect(try AuthorizationCodes.append(fields, to: redirect))
-        }
+        return .redirect(
+            try await LinkRedirect.after(
+                {
+                    try await FlowRunner(services: services).signIn(
+                        MailedCodeSignIn(services: services, purpose: .verifyEmail), submission: .token(token, record: peeked),
+                        request: .init(clientID: client.id, meta: RequestMeta()),
+                        target: .authorizationCode(.init(redirectURI: redirect, pkce: link?.pkce)))
+                }, redirect: redirect))
     }
 
     /// Uses the link and proves its address, without signing anyone in (a confirmation page, or the

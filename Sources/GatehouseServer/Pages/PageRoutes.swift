@@ -4,11 +4,12 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
-/// The hosted pages behind the links in mail: `/verify` and `/reset`. Server-rendered, no JavaScript,
+/// The hosted pages behind the links in mail: `/verify`, `/reset` and `/magic-link`. Server-rendered, no JavaScript,
 /// a CSRF token on the form, localized by `Accept-Language`.
 struct PageRoutes: Sendable {
     let verification: VerificationFlow
     let recovery: RecoveryFlow
+    let magicLink: MagicLinkFlow
     let catalog: TemplateCatalog
     let secret: ServerSecret
     let passwordPolicy: PasswordPolicy
@@ -17,6 +18,7 @@ struct PageRoutes: Sendable {
     init(services: CoreServices, catalog: TemplateCatalog) {
         self.verification = VerificationFlow(services: services)
         self.recovery = RecoveryFlow(services: services)
+        self.magicLink = MagicLinkFlow(services: services)
         self.catalog = catalog
         self.secret = services.secret
         self.passwordPolicy = services.settings.passwordPolicy
@@ -35,13 +37,20 @@ struct PageRoutes: Sendable {
             return failed(lang, status: .badRequest)
         }
         guard try await verification.linkIsOpen(token: String(token)) else { return failed(lang, status: .gone) }
+        return askingPage(
+            "verify", lang: lang, values: ["title": catalog.string("verify_title", lang: lang)], token: String(token),
+            cookie: Self.verifyCookie, path: "/verify")
+    }
+
+    /// A link's page that asks before it uses the link: its one button posts the token with a CSRF value
+    /// derived from the nonce in a `SameSite=Strict` cookie scoped to `path`.
+    func askingPage(
+        _ template: String, lang: String, values: [String: String], token: String, cookie name: String, path: String
+    ) -> Response {
         let nonce = Base64URL.encode(Secrets.randomBytes(16))
         let html = catalog.page(
-            "verify", lang: lang,
-            values: ["title": catalog.string("verify_title", lang: lang), "token": String(token), "csrf": secret.csrfToken(for: nonce)])
-        let cookie = SetCookie(
-            name: Self.verifyCookie, value: nonce, path: "/verify", maxAge: 3600, sameSite: .strict, secure: secureCookies
-        ).headerValue
+            template, lang: lang, values: values.merging(["token": token, "csrf": secret.csrfToken(for: nonce)]) { $1 })
+        let cookie = SetCookie(name: name, value: nonce, path: path, maxAge: 3600, sameSite: .strict, secure: secureCookies).headerValue
         return PageResponses.html(html, status: .ok, cookie: cookie)
     }
 
@@ -118,7 +127,7 @@ struct PageRoutes: Sendable {
         return PageResponses.html(html, status: status, cookie: cookie)
     }
 
-    private func message(
+    func message(
         _ lang: String, title: String, body: String, values: [String: String] = [:], status: HTTPResponse.Status = .ok
     ) -> Response {
         let html = catalog.page(
@@ -127,7 +136,7 @@ struct PageRoutes: Sendable {
         return PageResponses.html(html, status: status)
     }
 
-    private func failed(_ lang: String, status: HTTPResponse.Status) -> Response {
+    func failed(_ lang: String, status: HTTPResponse.Status) -> Response {
         message(lang, title: "failed_title", body: "failed_body", status: status)
     }
 }

@@ -50,6 +50,8 @@ struct Routes {
         let passwordless = PasswordlessRoutes(services: services)
         limited.post("otp", use: passwordless.send)
         limited.post("otp/verify", use: passwordless.verify)
+        limited.post("magic-link", use: passwordless.sendMagicLink)
+        limited.post("magic-link/verify", use: passwordless.verifyMagicLink)
         limited.get("identifiers/status", use: IdentifierRoutes(services: services).identifierStatus)
 
         let clientTerms = ClientTermsRoutes(services: services)
@@ -227,6 +229,8 @@ struct Routes {
         pages.post("verify", use: pageRoutes.verify)
         pages.get("reset", use: pageRoutes.resetForm)
         pages.post("reset", use: pageRoutes.reset)
+        pages.get("magic-link", use: pageRoutes.magicLinkPage)
+        pages.post("magic-link", use: pageRoutes.magicLink)
         // The browser's social sign-in: a failure before the flow is proved this browser's is a page,
         // never a redirect (nothing proves whose redirect it would be).
         let limitedPages = router.group().add(middleware: ErrorMiddleware(renderer: PageErrorRenderer(catalog: server.templates)))

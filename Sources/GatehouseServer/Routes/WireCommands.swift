@@ -27,6 +27,14 @@ extension OTPFlow.CodeRequest {
     }
 }
 
+extension MagicLinkFlow.LinkRequest {
+    init(_ wire: MagicLinkRequest) {
+        self.init(
+            clientID: wire.clientId, email: wire.email, redirectTo: wire.redirectTo, codeChallenge: wire.codeChallenge,
+            codeChallengeMethod: wire.codeChallengeMethod, createUser: wire.createUser ?? true, acceptTerms: wire.acceptTerms == true)
+    }
+}
+
 extension OTPFlow.CodeSignIn {
     init(_ wire: OTPVerifyRequest) {
         self.init(
