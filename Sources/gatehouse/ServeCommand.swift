@@ -131,6 +131,10 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("audit-retention-days"),
         help: "Days the audit log keeps security events before the clean-up deletes them (GATEHOUSE_AUDIT_RETENTION_DAYS; default 90)")
     var auditRetentionDays: Int?
+    @Option(
+        name: .customLong("anonymous-idle-days"),
+        help: "Days an anonymous account may go unused before the clean-up deletes it (GATEHOUSE_ANONYMOUS_IDLE_DAYS; default 30)")
+    var anonymousIdleDays: Int?
     @Flag(
         name: .customLong("trust-forwarded-for"),
         help: "Take the client IP from X-Forwarded-For; only behind your own proxy (GATEHOUSE_TRUST_FORWARDED_FOR=1)")
@@ -210,6 +214,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let v = try int(idleTimeout.map(String.init), "GATEHOUSE_IDLE_TIMEOUT") { c.idleTimeout = TimeInterval(max(1, v)) }
         if let v = try int(cleanupInterval.map(String.init), "GATEHOUSE_CLEANUP_INTERVAL") { c.cleanupInterval = TimeInterval(v) }
         if let v = try int(auditRetentionDays.map(String.init), "GATEHOUSE_AUDIT_RETENTION_DAYS") { c.auditRetentionDays = max(1, v) }
+        if let v = try int(anonymousIdleDays.map(String.init), "GATEHOUSE_ANONYMOUS_IDLE_DAYS") { c.anonymousIdleDays = max(1, v) }
         c.metricsToken = Env.value(metricsToken, "GATEHOUSE_METRICS_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
         if let spec = Env.value(rateLimits, "GATEHOUSE_RATE_LIMITS") {
             do { try c.rateLimits.apply(spec) } catch { throw ValidationError("\(error)") }

@@ -76,6 +76,8 @@ extension ErrorCode {
     /// Unlinking would leave the account with no way to sign in: set a password or link another
     /// provider first.
     public static let lastSignInMethod: ErrorCode = "last_sign_in_method"
+    /// Upgrading an account that is not anonymous (it already has a way to sign in).
+    public static let notAnonymous: ErrorCode = "not_anonymous"
     /// Adding a way to sign in (linking a provider) needs a recent sign-in: sign in again, then retry.
     public static let reauthenticationRequired: ErrorCode = "reauthentication_required"
     /// The first factor was right, but the client or the user requires a second: no session started.
@@ -158,7 +160,7 @@ extension ErrorCode {
         .invalidCode, .codeExpired, .notEnabled,
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists, .invalidPasskey,
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
-        .accessDenied,
+        .notAnonymous, .accessDenied,
         .invalidGrant, .invalidScope, .invalidRequestObject, .invalidRedirectURI, .invalidClientMetadata, .invalidTarget,
         .unsupportedGrantType, .unauthorizedClient, .serverError, .invalidDPoPProof, .useDPoPNonce, .authorizationPending, .slowDown,
         .expiredToken,

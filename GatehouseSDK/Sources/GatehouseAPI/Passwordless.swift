@@ -101,3 +101,28 @@ public struct IdentifierStatus: Codable, Hashable, Sendable {
         case hasPassword = "has_password"
     }
 }
+
+/// `POST /v1/anonymous`: a new anonymous account for the client.
+public struct AnonymousSignInRequest: Codable, Hashable, Sendable {
+    public var clientId: String?
+
+    public init(clientId: String? = nil) { self.clientId = clientId }
+
+    private enum CodingKeys: String, CodingKey {
+        case clientId = "client_id"
+    }
+}
+
+/// The anonymous account's upgrade: `POST /v1/me/upgrade` (`email` and `password`),
+/// `POST /v1/me/upgrade/code` (`email`) and `POST /v1/me/upgrade/verify` (`email` and `code`).
+public struct AccountUpgradeRequest: Codable, Hashable, Sendable {
+    public var email: String
+    public var password: String?
+    public var code: String?
+
+    public init(email: String, password: String? = nil, code: String? = nil) {
+        self.email = email
+        self.password = password
+        self.code = code
+    }
+}

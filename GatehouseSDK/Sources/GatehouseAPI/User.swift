@@ -125,6 +125,9 @@ public struct User: Codable, Hashable, Sendable {
     public var appMetadata: [String: JSONValue]?
     /// In `GET /v1/me`: the social provider identities linked to the account.
     public var identities: [LinkedIdentity]?
+    /// `true` for an anonymous account (no way to sign in again until it is upgraded); absent for
+    /// every other.
+    public var isAnonymous: Bool?
 
     public init(
         id: UUID, email: String?, emailVerified: Bool, phone: String?, phoneVerified: Bool, hasPassword: Bool,
@@ -159,6 +162,7 @@ public struct User: Codable, Hashable, Sendable {
         try c.encodeIfPresent(missingRequiredFields, forKey: .missingRequiredFields)
         try c.encodeIfPresent(appMetadata, forKey: .appMetadata)
         try c.encodeIfPresent(identities, forKey: .identities)
+        if isAnonymous == true { try c.encode(true, forKey: .isAnonymous) }
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -171,6 +175,7 @@ public struct User: Codable, Hashable, Sendable {
         case agreementsUpToDate = "agreements_up_to_date"
         case missingRequiredFields = "missing_required_fields"
         case appMetadata = "app_metadata"
+        case isAnonymous = "is_anonymous"
     }
 }
 

@@ -64,6 +64,10 @@ public struct IdentitiesFlow: Sendable {
                 try await stores.credentials.insert(credential)
                 try await stores.audit.append(
                     event("identity.linked", userID: userID, client: client.id, provider: provider.id, meta: meta))
+                // A provider is a way back in: an anonymous account becomes permanent with it.
+                if principal.user.isAnonymous, var user = try await stores.users.find(id: userID) {
+                    try await AnonymousAccountsFlow.makePermanent(&user, amr: [AuthenticationMethod.federated], now: now, stores: stores)
+                }
                 return (credential, true)
             }
         }

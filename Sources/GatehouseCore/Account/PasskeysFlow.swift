@@ -146,6 +146,11 @@ public struct PasskeysFlow: Sendable {
                 try await stores.credentials.insert(credential)
                 try await services.recordEvent(
                     HookEvent(point: .factorEnrolment, clientID: client.id, method: "passkey", userID: user.id, meta: meta), stores: stores)
+                // A passkey is a way back in: an anonymous account becomes permanent with it (the session
+                // that registered it did the ceremony, with user verification).
+                if user.isAnonymous, var stored = try await stores.users.find(id: user.id) {
+                    try await AnonymousAccountsFlow.makePermanent(&stored, amr: ["hwk", "user"], now: now, stores: stores)
+                }
             }
         } catch StoreError.conflict {
             throw GatehouseError.passkeyExists

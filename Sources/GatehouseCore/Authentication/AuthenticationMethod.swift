@@ -11,6 +11,9 @@ public enum AuthenticationMethod {
     public static let recovery = "recovery"
     /// A federated identity provider.
     public static let federated = "fed"
+    /// Nothing: an anonymous account's session (``AnonymousSignIn``). Not an RFC 8176 value; tokens of
+    /// such a session carry `is_anonymous: true`.
+    public static let anonymous = "anon"
 }
 
 extension AuthenticationMethod {

@@ -11,7 +11,7 @@ public enum ClientSettingsParser {
         "id_token_signed_response_alg", "access_token_signed_response_alg", "userinfo_signed_response_alg", "backchannel_logout_uri",
         "frontchannel_logout_uri",
         "jwks", "jwks_uri", "request_object_signing_alg", "require_pushed_authorization_requests", "subject_type", "sector_identifier",
-        "dpop", "token_exchange", "bot_challenge", "usernames",
+        "dpop", "token_exchange", "bot_challenge", "usernames", "anonymous",
     ]
 
     public static func apply(_ assignments: [String], to settings: inout ClientSettings) throws {
@@ -108,6 +108,7 @@ public enum ClientSettingsParser {
             }
             s.socialProviders = ids
         case "third_party": s.thirdParty = try toggle()
+        case "anonymous": s.anonymous = try toggle()
         case "dpop":
             guard let mode = ClientSettings.DPoPMode(rawValue: value) else { throw bad(key, "off, allowed or required") }
             s.dpop = mode

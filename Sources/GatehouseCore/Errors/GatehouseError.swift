@@ -182,6 +182,13 @@ extension GatehouseError {
     public static let alreadyRegistered = GatehouseError(
         .conflict, code: .alreadyRegistered, title: "Already registered",
         detail: "An account with this email already exists.")
+    /// An anonymous account's upgrade names an address another account has: the app signs in to that
+    /// one instead.
+    public static let upgradeAddressTaken = GatehouseError(
+        .conflict, code: .alreadyRegistered, title: "Already registered",
+        detail: "Another account has this address. Sign in to that account instead; this anonymous account stays as it is.")
+    public static let notAnonymous = GatehouseError(
+        .conflict, code: .notAnonymous, title: "Not anonymous", detail: "This account is not anonymous: there is nothing to upgrade.")
 
     public static func unauthorized(_ detail: String, code: ErrorCode = .invalidToken) -> GatehouseError {
         GatehouseError(.unauthenticated, code: code, title: "Unauthorized", detail: detail)

@@ -149,6 +149,8 @@ public struct ClientSettings: Sendable, Hashable, Codable {
     /// Whether sign-up takes a username (``Username``): `off`, `optional` or `required`. Sign-in by
     /// username works on every client once an account has one.
     public var usernames: MFA = .off
+    /// Whether apps may start anonymous accounts (``AnonymousSignIn``) that later upgrade.
+    public var anonymous: Toggle = .off
 
     public init() {}
 
@@ -191,6 +193,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         case tokenExchange = "token_exchange"
         case botChallenge = "bot_challenge"
         case usernames
+        case anonymous
     }
 
     // Tolerant decoding: a row written by an older version lacks newer keys.
@@ -235,6 +238,7 @@ public struct ClientSettings: Sendable, Hashable, Codable {
         tokenExchange = try c.decodeIfPresent(TokenExchangeMode.self, forKey: .tokenExchange) ?? .off
         botChallenge = try c.decodeIfPresent([String].self, forKey: .botChallenge) ?? []
         usernames = try c.decodeIfPresent(MFA.self, forKey: .usernames) ?? .off
+        anonymous = try c.decodeIfPresent(Toggle.self, forKey: .anonymous) ?? .off
     }
 
     private struct DefaultValues {

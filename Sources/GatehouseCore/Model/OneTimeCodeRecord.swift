@@ -10,6 +10,8 @@ public struct OneTimeCodeRecord: Sendable, Hashable {
         public static let login = Purpose(rawValue: "login")
         /// A code by mail or text completing a sign-in that waits for its second factor.
         public static let secondFactor = Purpose(rawValue: "second_factor")
+        /// A code proving the address an anonymous account takes (``AnonymousAccountsFlow``).
+        public static let upgrade = Purpose(rawValue: "upgrade")
     }
 
     public var id: UUID

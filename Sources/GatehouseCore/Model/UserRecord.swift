@@ -23,6 +23,9 @@ public struct UserRecord: Sendable, Hashable {
     /// Whether a provider identity is linked; filled in by stores, so `GET /v1/me` reads the list only
     /// for users who have one.
     public var hasIdentities = false
+    /// An anonymous account (``AnonymousSignIn``): no identifier, no credential, until an upgrade gives
+    /// it a way to sign in again; housekeeping deletes it once idle.
+    public var isAnonymous = false
 
     public init(
         id: UUID = UUID(), email: String?, emailVerified: Bool = false, phone: String? = nil,
@@ -51,6 +54,7 @@ public struct UserRecord: Sendable, Hashable {
             hasPassword: hasPassword, profile: profile, state: state, createdAt: createdAt, lastLoginAt: lastLoginAt)
         user.appMetadata = appMetadata
         user.username = username
+        if isAnonymous { user.isAnonymous = true }
         return user
     }
 }

@@ -22,6 +22,9 @@ public enum ExpiredRows: String, Sendable, CaseIterable {
     case auditEvents = "audit_events"
     /// Console links and sessions that expired or ended.
     case consoleSessions = "console_sessions"
+    /// Anonymous accounts created before the cut-off whose sessions have all been idle since, with
+    /// everything kept for them.
+    case anonymousUsers = "anonymous_users"
 }
 
 /// Deletes old rows in small batches, so no clean-up holds the writer for long.

@@ -28,4 +28,7 @@ public protocol SessionStore: Sendable {
     func revokeAll(userID: UUID, clientID: String, at: Date, reason: RevokeReason) async throws -> Int
     /// Revokes every live session of a user except `except`; returns how many.
     func revokeAll(userID: UUID, except: UUID?, at: Date, reason: RevokeReason) async throws -> Int
+    /// Gives the user's live anonymous sessions (`amr` exactly `["anon"]`) the `amr` of the upgrade
+    /// that made the account permanent, so their next tokens no longer say `is_anonymous`.
+    func replaceAnonymousAMR(userID: UUID, with amr: [String]) async throws
 }

@@ -33,6 +33,9 @@ public struct CoreSettings: Sendable {
     public var browserSessionLifetime: TimeInterval = 14 * 24 * 3600
     /// How long audit events are kept.
     public var auditRetention: TimeInterval = 90 * 24 * 3600
+    /// How long an anonymous account may go unused (no session refreshed, no sign-in) before
+    /// housekeeping deletes it.
+    public var anonymousIdleTTL: TimeInterval = 30 * 24 * 3600
     /// How long a persisted flow (a browser going through pages) may take.
     public var flowLifetime: TimeInterval = 30 * 60
     /// How long a recovery session may set a new password without the old one.

@@ -23,6 +23,7 @@ public struct Housekeeping: Sendable {
         case .outbox: return now.addingTimeInterval(-7 * day)
         case .sessions, .browserSessions: return now.addingTimeInterval(-30 * day)
         case .auditEvents: return now.addingTimeInterval(-services.settings.auditRetention)
+        case .anonymousUsers: return now.addingTimeInterval(-services.settings.anonymousIdleTTL)
         }
     }
 

@@ -33,7 +33,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// Names a hook can never set: the registered claims of RFC 7519/9068 and OIDC, and ours.
     public static let reservedNames: Set<String> = [
         "iss", "sub", "aud", "exp", "iat", "nbf", "jti", "client_id", "scope", "sid", "amr", "acr", "auth_time",
-        "azp", "nonce", "at_hash", "c_hash", "cnf", "act", "may_act", "typ", "email_verified", "phone_number_verified",
+        "azp", "nonce", "at_hash", "c_hash", "cnf", "act", "may_act", "typ", "email_verified", "phone_number_verified", "is_anonymous",
     ]
 
     public init(
@@ -59,6 +59,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         case iss, sub, aud, exp, iat, jti, scope, sid, amr, acr, cnf, act
         case clientID = "client_id"
         case authTime = "auth_time"
+        case isAnonymous = "is_anonymous"
     }
 
     // By hand so that `aud` is written as a plain string or array in place: a nested custom
@@ -98,6 +99,9 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         try c.encodeIfPresent(authTime, forKey: .authTime)
         try c.encodeIfPresent(cnf, forKey: .cnf)
         try c.encodeIfPresent(act, forKey: .act)
+        // Follows from how the session began, so every token of an anonymous session says so, and one
+        // whose account was upgraded (its sessions' `amr` rewritten) stops saying it.
+        if amr.contains(AuthenticationMethod.anonymous) { try c.encode(true, forKey: .isAnonymous) }
         if !extra.isEmpty {
             var more = encoder.container(keyedBy: ClaimName.self)
             for (name, value) in extra where !Self.reservedNames.contains(name) {
@@ -156,6 +160,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         case iss, sub, aud, exp, iat, nonce, amr, sid, acr
         case authTime = "auth_time"
         case atHash = "at_hash"
+        case isAnonymous = "is_anonymous"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -184,6 +189,7 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         try c.encode(authTime, forKey: .authTime)
         try c.encodeIfPresent(nonce, forKey: .nonce)
         try c.encode(amr, forKey: .amr)
+        if amr.contains(AuthenticationMethod.anonymous) { try c.encode(true, forKey: .isAnonymous) }
         try c.encode(sid, forKey: .sid)
         try c.encodeIfPresent(acr, forKey: .acr)
         try c.encodeIfPresent(atHash, forKey: .atHash)

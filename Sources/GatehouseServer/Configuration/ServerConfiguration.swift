@@ -76,6 +76,8 @@ public struct ServerConfiguration: Sendable {
     public var cleanupInterval: TimeInterval = 600
     /// Days audit events are kept.
     public var auditRetentionDays = 90
+    /// `GATEHOUSE_ANONYMOUS_IDLE_DAYS`: anonymous accounts unused this long are deleted.
+    public var anonymousIdleDays = 30
     /// Lets this start change the issuer recorded for the database (every signed-in user must sign in
     /// again); without it a different issuer refuses to start on PostgreSQL.
     public var allowIssuerChange = false
@@ -105,6 +107,7 @@ public struct ServerConfiguration: Sendable {
         settings.otpSendsPerHour = otpSendsPerHour
         settings.rateLimits = rateLimits
         settings.auditRetention = TimeInterval(auditRetentionDays) * 24 * 3600
+        settings.anonymousIdleTTL = TimeInterval(anonymousIdleDays) * 24 * 3600
         settings.throttle = ThrottlePolicy(
             maxFailuresPerAccount: maxFailuresPerAccount, maxFailuresPerIP: maxFailuresPerIP,
             maxFailuresPerAccountTotal: maxFailuresPerAccountTotal, window: failureWindow)

@@ -52,6 +52,8 @@ struct Routes {
         limited.post("otp/verify", use: passwordless.verify)
         limited.post("magic-link", use: passwordless.sendMagicLink)
         limited.post("magic-link/verify", use: passwordless.verifyMagicLink)
+        let anonymous = AnonymousRoutes(services: services)
+        limited.post("anonymous", use: anonymous.signIn)
         limited.get("identifiers/status", use: IdentifierRoutes(services: services).identifierStatus)
 
         let clientTerms = ClientTermsRoutes(services: services)
@@ -90,6 +92,9 @@ struct Routes {
         me.get("me", use: account.show)
         me.patch("me", use: account.update)
         me.put("me/password", use: account.changePassword)
+        me.post("me/upgrade", use: anonymous.upgrade)
+        me.post("me/upgrade/code", use: anonymous.sendCode)
+        me.post("me/upgrade/verify", use: anonymous.verifyCode)
         me.get("me/sessions", use: account.sessions)
         me.delete("me/sessions/:id", use: account.revokeSession)
         me.get("me/agreements", use: clientTerms.agreements)

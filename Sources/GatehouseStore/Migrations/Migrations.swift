@@ -8,7 +8,7 @@ struct Migration: Sendable {
 
 enum Migrations {
     /// Every migration, in order: this file's, then `Migrations+Chains.swift` onwards.
-    static let all: [Migration] = throughDeviceAuthorizations + [refreshChains, usernames]
+    static let all: [Migration] = throughDeviceAuthorizations + [refreshChains, usernames, anonymousUsers]
 
     static let throughDeviceAuthorizations: [Migration] = [
         Migration(

@@ -51,6 +51,15 @@ struct SQLHousekeepingStore: HousekeepingStore {
         case .consoleSessions:
             query =
                 "DELETE FROM console_sessions WHERE id IN (SELECT id FROM console_sessions WHERE expires_at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"
+        case .anonymousUsers:
+            // Sessions, credentials, codes and flows go with the user (ON DELETE CASCADE); an anonymous
+            // account has no address for mail or codes to name.
+            query = """
+                DELETE FROM users WHERE id IN (
+                    SELECT id FROM users u WHERE u.is_anonymous = 1 AND u.created_at < \(bind: cutoff)
+                        AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = u.id AND s.last_used_at >= \(bind: cutoff))
+                    LIMIT \(unsafeRaw: String(limit))) RETURNING 1
+                """
         case .auditEvents:
             query =
                 "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < \(bind: cutoff) LIMIT \(unsafeRaw: String(limit))) RETURNING 1"

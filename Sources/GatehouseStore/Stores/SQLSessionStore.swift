@@ -174,6 +174,15 @@ struct SQLSessionStore: SessionStore {
         ).all().count
     }
 
+    func replaceAnonymousAMR(userID: UUID, with amr: [String]) async throws {
+        try await db.raw(
+            """
+            UPDATE sessions SET amr = \(bind: try Columns.json(amr))
+            WHERE user_id = \(bind: Columns.id(userID)) AND amr = \(bind: try Columns.json([AuthenticationMethod.anonymous]))
+            """
+        ).run()
+    }
+
     static func decode(_ row: any SQLRow) throws -> SessionRecord {
         SessionRecord(
             id: try row.uuid("id"), userID: try row.uuid("user_id"), clientID: try row.string("client_id"),

@@ -8,7 +8,7 @@ struct SQLUserStore: UserStore {
 
     private static let plain = [
         "id", "email", "email_verified", "phone", "phone_verified", "profile", "app_metadata", "state", "created_at",
-        "updated_at", "last_login_at", "username",
+        "updated_at", "last_login_at", "username", "is_anonymous",
     ]
     /// Whether the user has a password (1 per password credential) and linked identities (1000 each),
     /// in one index range.
@@ -27,11 +27,11 @@ struct SQLUserStore: UserStore {
         // the surrounding transaction.
         let inserted = try await db.raw(
             """
-            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, app_metadata, state, created_at, updated_at, last_login_at, username)
+            INSERT INTO users (id, email, email_verified, phone, phone_verified, profile, app_metadata, state, created_at, updated_at, last_login_at, username, is_anonymous)
             VALUES (\(bind: Columns.id(user.id)), \(bind: user.email), \(bind: user.emailVerified ? 1 : 0),
                     \(bind: user.phone), \(bind: user.phoneVerified ? 1 : 0), \(bind: try Columns.json(user.profile)),
                     \(bind: try user.appMetadata.map(Columns.json)), \(bind: user.state.rawValue), \(bind: Columns.millis(user.createdAt)),
-                    \(bind: Columns.millis(user.updatedAt)), \(bind: Columns.millis(user.lastLoginAt)), \(bind: user.username))
+                    \(bind: Columns.millis(user.updatedAt)), \(bind: Columns.millis(user.lastLoginAt)), \(bind: user.username), \(bind: user.isAnonymous ? 1 : 0))
             ON CONFLICT DO NOTHING RETURNING id
             """
         ).all()
@@ -63,7 +63,7 @@ struct SQLUserStore: UserStore {
             """
             UPDATE users SET email = \(bind: user.email), email_verified = \(bind: user.emailVerified ? 1 : 0),
                 phone = \(bind: user.phone), phone_verified = \(bind: user.phoneVerified ? 1 : 0), username = \(bind: user.username),
-                profile = \(bind: try Columns.json(user.profile)), app_metadata = \(bind: try user.appMetadata.map(Columns.json)),
+                is_anonymous = \(bind: user.isAnonymous ? 1 : 0), profile = \(bind: try Columns.json(user.profile)), app_metadata = \(bind: try user.appMetadata.map(Columns.json)),
                 state = \(bind: user.state.rawValue),
                 updated_at = \(bind: Columns.millis(user.updatedAt)), last_login_at = \(bind: Columns.millis(user.lastLoginAt))
             WHERE id = \(bind: Columns.id(user.id))
@@ -96,6 +96,7 @@ struct SQLUserStore: UserStore {
         let kinds = try row.int(prefix + "sign_in_kinds")
         user.hasPassword = kinds % 1000 > 0
         user.hasIdentities = kinds >= 1000
+        user.isAnonymous = try row.bool(prefix + "is_anonymous")
         return user
     }
 }

@@ -90,6 +90,14 @@ struct InMemorySessionStore: SessionStore {
         revokeWhere(at: at, reason: reason) { $0.userID == userID && $0.id != except }
     }
 
+    func replaceAnonymousAMR(userID: UUID, with amr: [String]) async throws {
+        box.with { state in
+            for (id, session) in state.sessions where session.userID == userID && session.amr == [AuthenticationMethod.anonymous] {
+                state.sessions[id]!.amr = amr
+            }
+        }
+    }
+
     private func revokeWhere(at: Date, reason: RevokeReason, _ match: (SessionRecord) -> Bool) -> Int {
         box.with { state in
             let ids = state.sessions.values.filter { $0.revokedAt == nil && match($0) }.map(\.id)

@@ -52,6 +52,12 @@ struct InMemoryHousekeepingStore: HousekeepingStore {
             case .browserSessions:
                 return drop(&s.browserSessions) { $0.expiresAt < before || ($0.revokedAt.map { $0 < before } ?? false) }
             case .consoleSessions: return drop(&s.console) { $0.expiresAt < before }
+            case .anonymousUsers:
+                let active = Set(s.sessions.values.filter { $0.lastUsedAt >= before }.map(\.userID))
+                let gone = drop(&s.users) { $0.isAnonymous && $0.createdAt < before && !active.contains($0.id) }
+                let users = Set(s.users.keys)
+                s.sessions = s.sessions.filter { users.contains($0.value.userID) }
+                return gone
             case .auditEvents:
                 let count = s.audit.count
                 s.audit.removeAll { $0.at < before }
