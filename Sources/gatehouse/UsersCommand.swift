@@ -30,22 +30,35 @@ struct UsersCommand: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import users from JSON Lines (a file, or - for standard input).",
+            abstract: "Import users from JSON Lines or another system's export (a file, or - for standard input).",
             discussion: """
-                One JSON object per line: email and/or phone (E.164), email_verified, phone_verified, profile, and \
-                either password (hashed here with Argon2id) or password_hash (an Argon2id PHC string or a bcrypt \
-                hash, kept as it is), and totp_secret (base32: the user's authenticator app, kept working). Existing \
-                accounts are skipped; bad lines are listed and skipped. Exits 1 if any line was rejected.
+                JSON Lines (--format jsonl, the default): one JSON object per line: email, phone (E.164) and/or \
+                username, email_verified, phone_verified, profile, app_metadata, created_at (ISO 8601), identities \
+                ([{provider, subject, email}]), and either password (hashed here with Argon2id) or password_hash \
+                (Argon2id/i/d, bcrypt, Django or Keycloak PBKDF2, passlib scrypt or Firebase scrypt, kept as it is \
+                and replaced by Argon2id at the user's next sign-in), and totp_secret (base32: the user's \
+                authenticator app, kept working). --format firebase|auth0|supabase|keycloak|django reads that \
+                system's export. Existing accounts are skipped; bad users are listed and skipped; --dry-run \
+                writes nothing and reports what would be refused and why. Exits 1 if any user was rejected.
                 """)
 
         @OptionGroup var store: StoreOptions
         @OptionGroup var argon2: Argon2Options
         @Argument(help: "JSON Lines file, or - for standard input") var file: String
         @Option(help: "Lines per transaction") var batch = 1000
+        @Option(help: "jsonl, firebase, auth0, supabase, keycloak or django") var format = "jsonl"
+        @Flag(help: "Check everything, write nothing: report what would be imported, skipped and refused") var dryRun = false
+        @Option(help: "Firebase: the project's base64_signer_key") var firebaseSignerKey: String?
+        @Option(help: "Firebase: the project's base64_salt_separator") var firebaseSaltSeparator: String?
+        @Option(help: "Firebase: the project's rounds") var firebaseRounds: Int?
+        @Option(help: "Firebase: the project's mem_cost") var firebaseMemCost: Int?
         @Flag(help: "No progress line on standard error") var quiet = false
 
         func validate() throws {
             guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be between 1 and 100000") }
+            guard ExportFormat(rawValue: format) != nil else {
+                throw ValidationError("--format must be one of \(ExportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
         }
 
         func run() async throws {
@@ -63,22 +76,38 @@ struct UsersCommand: AsyncParsableCommand {
             var bytesRead = 0
             do {
                 var pending: [(number: Int, text: Substring)] = []
+                if let exported = ExportFormat(rawValue: format), exported != .jsonl {
+                    // Exports are one JSON document (or NDJSON in another shape): read whole, then converted.
+                    let data = try input.readToEnd() ?? Data()
+                    let converted = try exported.convert(data, firebase: firebaseConfig())
+                    for (index, entry) in converted.enumerated() {
+                        switch entry {
+                        case .line(let text): pending.append((index + 1, Substring(text)))
+                        case .rejected(let reason): result.rejected.append(UserImport.Rejection(line: index + 1, reason: reason))
+                        }
+                        if pending.count == batch || index == converted.count - 1 {
+                            if !pending.isEmpty { result.add(try await importer.importBatch(pending, dryRun: dryRun)) }
+                            pending.removeAll(keepingCapacity: true)
+                            progress(result, bytes: index + 1, total: converted.count, since: started)
+                        }
+                    }
+                }
                 var lineNumber = 0
                 var reader = LineReader(handle: input)
-                while let bytes = try reader.next() {
+                while format == "jsonl", let bytes = try reader.next() {
                     lineNumber += 1
                     bytesRead += bytes.count + 1
                     let line = String(decoding: bytes, as: UTF8.self)
                     guard !line.allSatisfy(\.isWhitespace) else { continue }
                     pending.append((lineNumber, Substring(line)))
                     if pending.count == batch {
-                        result.add(try await importer.importBatch(pending))
+                        result.add(try await importer.importBatch(pending, dryRun: dryRun))
                         pending.removeAll(keepingCapacity: true)
                         progress(result, bytes: bytesRead, total: total, since: started)
                     }
                 }
-                if !pending.isEmpty { result.add(try await importer.importBatch(pending)) }
-                progress(result, bytes: bytesRead, total: total, since: started)
+                if !pending.isEmpty { result.add(try await importer.importBatch(pending, dryRun: dryRun)) }
+                if format == "jsonl" { progress(result, bytes: bytesRead, total: total, since: started) }
                 if !quiet { FileHandle.standardError.write(Data("\n".utf8)) }
             } catch {
                 await pool.shutdown()
@@ -92,9 +121,22 @@ struct UsersCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("… and \(result.rejected.count - 50) more rejected lines\n".utf8))
             }
             print(
-                #"{"imported": \#(result.imported), "existing": \#(result.existing), "rejected": \#(result.rejected.count), "seconds": \#(String(format: "%.1f", Date().timeIntervalSince(started)))}"#
+                #"{"dry_run": \#(dryRun), "imported": \#(result.imported), "existing": \#(result.existing), "rejected": \#(result.rejected.count), "seconds": \#(String(format: "%.1f", Date().timeIntervalSince(started)))}"#
             )
             if !result.rejected.isEmpty { throw ExitCode(1) }
+        }
+
+        /// Firebase's project hash parameters, when given (all four, or none).
+        private func firebaseConfig() throws -> ExportFormat.FirebaseHashConfig? {
+            switch (firebaseSignerKey, firebaseSaltSeparator, firebaseRounds, firebaseMemCost) {
+            case (nil, nil, nil, nil): return nil
+            case (let key?, let separator?, let rounds?, let memCost?):
+                return .init(signerKey: key, saltSeparator: separator, rounds: rounds, memoryCost: memCost)
+            default:
+                throw ValidationError(
+                    "give all four Firebase hash parameters: --firebase-signer-key, --firebase-salt-separator, --firebase-rounds, --firebase-mem-cost"
+                )
+            }
         }
 
         /// A progress bar when the size is known, a counter otherwise.

@@ -19,7 +19,18 @@ public enum Argon2 {
     public static let version: UInt32 = 0x13
 
     /// Argon2 type code `y` for Argon2id.
-    static let argon2idType: UInt32 = 2
+    static let argon2idType: UInt32 = Variant.id.rawValue
+
+    /// The three Argon2 types (RFC 9106 section 3.1, type code `y`). Argon2id is the one to hash with;
+    /// Argon2d and Argon2i are here to verify hashes imported from systems that used them.
+    public enum Variant: UInt32, Sendable {
+        case d = 0
+        case i = 1
+        case id = 2
+
+        /// The PHC algorithm name: `argon2d`, `argon2i`, `argon2id`.
+        public var name: String { "argon2" + String(describing: self) }
+    }
 
     /// Computes a raw Argon2id tag.
     ///
@@ -39,7 +50,8 @@ public enum Argon2 {
         parameters: Argon2Parameters,
         tagLength: Int = 32,
         secret: [UInt8] = [],
-        associatedData: [UInt8] = []
+        associatedData: [UInt8] = [],
+        variant: Variant = .id
     ) throws(Argon2Error) -> [UInt8] {
         let max32 = Int(UInt32.max)
         guard password.count <= max32 else { throw .passwordTooLong }
@@ -51,7 +63,7 @@ public enum Argon2 {
 
         return computeTag(
             password: password, salt: salt, parameters: parameters, tagLength: tagLength,
-            secret: secret, associatedData: associatedData)
+            secret: secret, associatedData: associatedData, variant: variant)
     }
 
     /// Checks the cost parameters against RFC 9106 and ``maximumMemoryKiB``.
@@ -76,7 +88,7 @@ public enum Argon2 {
     /// module free of threading, and the server uses `p = 1` anyway.
     static func computeTag(
         password: [UInt8], salt: [UInt8], parameters: Argon2Parameters, tagLength: Int,
-        secret: [UInt8], associatedData: [UInt8]
+        secret: [UInt8], associatedData: [UInt8], variant: Variant = .id
     ) -> [UInt8] {
         let lanes = Int(parameters.parallelism)
         let passes = Int(parameters.iterations)
@@ -91,7 +103,7 @@ public enum Argon2 {
         h.update(le32: parameters.memoryKiB)
         h.update(le32: parameters.iterations)
         h.update(le32: version)
-        h.update(le32: argon2idType)
+        h.update(le32: variant.rawValue)
         for field in [password, salt, secret, associatedData] {
             h.update(le32: UInt32(field.count))
             h.update(field)
@@ -109,7 +121,7 @@ public enum Argon2 {
         // No up-front zeroing: every block is written before it is read.
 
         let filler = SegmentFiller(
-            memory: memory, blockCount: blockCount, lanes: lanes, passes: passes)
+            memory: memory, blockCount: blockCount, lanes: lanes, passes: passes, variant: variant)
 
         // B[i][0] = H'^1024(H0 || LE32(0) || LE32(i)), B[i][1] likewise with 1.
         for lane in 0..<lanes {

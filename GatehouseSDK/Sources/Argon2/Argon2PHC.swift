@@ -12,6 +12,8 @@ public struct Argon2PHC: Sendable, Equatable {
     public let salt: [UInt8]
     /// The tag (at least 4 bytes); its length is the tag length to recompute.
     public let hash: [UInt8]
+    /// The Argon2 type; only ``init(_:variants:)`` reads anything but Argon2id.
+    public private(set) var variant: Argon2.Variant = .id
 
     /// Longest PHC string accepted. Real ones are ~100 bytes; the bound keeps
     /// parsing (and the tag length an attacker could request) trivially small.
@@ -37,13 +39,19 @@ public struct Argon2PHC: Sendable, Equatable {
     ///   ``Argon2Error/unsupportedAlgorithm(_:)``,
     ///   ``Argon2Error/unsupportedVersion(_:)``, or a parameter error.
     public init(_ string: String) throws(Argon2Error) {
+        try self.init(string, variants: [.id])
+    }
+
+    /// Parses a PHC string of any of `variants` (`$argon2i$…`, `$argon2d$…` for imported hashes), as
+    /// strictly as ``init(_:)``.
+    public init(_ string: String, variants: Set<Argon2.Variant>) throws(Argon2Error) {
         let bytes = Array(string.utf8)
         guard bytes.count <= Argon2PHC.maximumLength else { throw .malformedPHC("string too long") }
         guard bytes.first == UInt8(ascii: "$") else { throw .malformedPHC("must start with $") }
         let fields = bytes.dropFirst().split(separator: UInt8(ascii: "$"), omittingEmptySubsequences: false)
 
         let algorithm = String(decoding: fields[0], as: UTF8.self)
-        guard algorithm == "argon2id" else { throw .unsupportedAlgorithm(algorithm) }
+        guard let variant = variants.first(where: { $0.name == algorithm }) else { throw .unsupportedAlgorithm(algorithm) }
 
         guard fields.count >= 2 else { throw .malformedPHC("missing fields") }
         guard fields[1].starts(with: Array("v=".utf8)) else {
@@ -74,11 +82,12 @@ public struct Argon2PHC: Sendable, Equatable {
         guard let salt = PHCBase64.decode(fields[3]) else { throw .malformedPHC("bad salt encoding") }
         guard let hash = PHCBase64.decode(fields[4]) else { throw .malformedPHC("bad hash encoding") }
         try self.init(parameters: parameters, salt: salt, hash: hash)
+        self.variant = variant
     }
 
     /// The canonical PHC string, as stored in the database.
     public var string: String {
-        "$argon2id$v=\(Argon2.version)$m=\(parameters.memoryKiB),t=\(parameters.iterations),"
+        "$\(variant.name)$v=\(Argon2.version)$m=\(parameters.memoryKiB),t=\(parameters.iterations),"
             + "p=\(parameters.parallelism)$\(PHCBase64.encode(salt))$\(PHCBase64.encode(hash))"
     }
 
@@ -90,7 +99,7 @@ public struct Argon2PHC: Sendable, Equatable {
     /// the policy is the single source of truth, and rehashing also lets an
     /// operator roll back an accidental over-costly setting.
     public func needsRehash(comparedTo policy: Argon2Parameters) -> Bool {
-        parameters != policy
+        variant != .id || parameters != policy
     }
 
     /// Recomputes the tag for `password` and compares it in constant time.
@@ -99,7 +108,7 @@ public struct Argon2PHC: Sendable, Equatable {
     /// normalisation, matching argon2-cffi and libargon2.
     public func verify(password: String) throws(Argon2Error) -> Bool {
         let candidate = try Argon2.hash(
-            password: Array(password.utf8), salt: salt, parameters: parameters, tagLength: hash.count)
+            password: Array(password.utf8), salt: salt, parameters: parameters, tagLength: hash.count, variant: variant)
         return constantTimeEquals(candidate, hash)
     }
 

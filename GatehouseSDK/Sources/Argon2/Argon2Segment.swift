@@ -13,6 +13,7 @@ struct SegmentFiller: ~Copyable {
     let blockCount: Int
     let laneLength: Int
     let segmentLength: Int
+    let variant: Argon2.Variant
 
     /// Four scratch blocks in one allocation: G's temporary, the current
     /// address block, the address generator's input block, and a zero block.
@@ -22,7 +23,8 @@ struct SegmentFiller: ~Copyable {
     private var inputBlock: UnsafeMutablePointer<UInt64> { scratchBase + 2 * argon2BlockWords }
     private var zeroBlock: UnsafeMutablePointer<UInt64> { scratchBase + 3 * argon2BlockWords }
 
-    init(memory: UnsafeMutablePointer<UInt64>, blockCount: Int, lanes: Int, passes: Int) {
+    init(memory: UnsafeMutablePointer<UInt64>, blockCount: Int, lanes: Int, passes: Int, variant: Argon2.Variant = .id) {
+        self.variant = variant
         self.memory = memory
         self.lanes = lanes
         self.passes = passes
@@ -50,7 +52,13 @@ struct SegmentFiller: ~Copyable {
         // Argon2id: Argon2i-style (password-independent) addressing for the
         // first half of the first pass to resist side channels, Argon2d-style
         // (data-dependent) afterwards to resist time-memory trade-offs.
-        let dataIndependent = pass == 0 && slice < 2
+        // Argon2i is independent throughout, Argon2d never.
+        let dataIndependent =
+            switch variant {
+            case .id: pass == 0 && slice < 2
+            case .i: true
+            case .d: false
+            }
         if dataIndependent {
             inputBlock.update(repeating: 0, count: argon2BlockWords)
             inputBlock[0] = UInt64(pass)
@@ -58,7 +66,7 @@ struct SegmentFiller: ~Copyable {
             inputBlock[2] = UInt64(slice)
             inputBlock[3] = UInt64(blockCount)
             inputBlock[4] = UInt64(passes)
-            inputBlock[5] = UInt64(Argon2.argon2idType)
+            inputBlock[5] = UInt64(variant.rawValue)
         }
 
         // The first two blocks of each lane come from H', not G.

@@ -25,7 +25,7 @@ public struct UserImport: Sendable {
         self.secret = secret
     }
 
-    struct Line: Decodable {
+    struct Line: Codable {
         var email: String?
         var emailVerified: Bool?
         var phone: String?
@@ -34,13 +34,29 @@ public struct UserImport: Sendable {
         var passwordHash: String?
         var profile: Profile?
         var totpSecret: String?
+        var username: String?
+        /// When the account was made in the system it comes from (ISO 8601).
+        var createdAt: Date?
+        /// Provider identities (social subjects) that keep signing in to this account.
+        var identities: [Identity]?
+        var appMetadata: [String: JSONValue]?
+
+        init() {}
+
+        struct Identity: Codable, Sendable {
+            var provider: String
+            var subject: String
+            var email: String?
+        }
 
         enum CodingKeys: String, CodingKey {
-            case email, phone, password, profile
+            case email, phone, password, profile, username, identities
             case emailVerified = "email_verified"
             case phoneVerified = "phone_verified"
             case passwordHash = "password_hash"
             case totpSecret = "totp_secret"
+            case createdAt = "created_at"
+            case appMetadata = "app_metadata"
         }
     }
 
@@ -63,10 +79,17 @@ public struct UserImport: Sendable {
         public var line: Int
         public var reason: String
         public var description: String { "line \(line): \(reason)" }
+
+        public init(line: Int, reason: String) {
+            self.line = line
+            self.reason = reason
+        }
     }
 
     /// Imports one batch of numbered lines in one transaction.
-    public func importBatch(_ lines: [(number: Int, text: Substring)]) async throws -> Result {
+    /// `dryRun`: every check, nothing written (plaintext passwords are not hashed): `imported` counts
+    /// the users that would be, `existing` those whose address, phone or username is taken.
+    public func importBatch(_ lines: [(number: Int, text: Substring)], dryRun: Bool = false) async throws -> Result {
         var result = Result()
         var ready: [(Prepared, String?)] = []
         // Plaintext passwords hash in parallel on the pool; everything else is checked here.
@@ -84,7 +107,11 @@ public struct UserImport: Sendable {
                 case .none: group.addTask { (position, user, nil) }
                 case .stored(let hash): group.addTask { (position, user, hash) }
                 case .plaintext(let password):
-                    group.addTask { [hasher] in (position, user, try await hasher.hash(password)) }
+                    if dryRun {
+                        group.addTask { (position, user, nil) }
+                    } else {
+                        group.addTask { [hasher] in (position, user, try await hasher.hash(password)) }
+                    }
                 }
             }
             var byPosition: [(Int, Prepared, String?)] = []
@@ -93,11 +120,38 @@ public struct UserImport: Sendable {
         }
         let now = clock.now()
         let rows = ready
+        if dryRun {
+            let taken = try await persistence.read { stores in
+                var taken = 0
+                for (prepared, _) in rows {
+                    let user = prepared.user
+                    var found = false
+                    if let email = user.email { found = try await stores.users.find(email: email) != nil }
+                    if !found, let phone = user.phone { found = try await stores.users.find(phone: phone) != nil }
+                    if !found, let username = user.username { found = try await stores.users.find(username: username) != nil }
+                    if found { taken += 1 }
+                }
+                return taken
+            }
+            result.existing = taken
+            result.imported = rows.count - taken
+            return result
+        }
         let (imported, existing) = try await persistence.transaction { stores -> (Int, Int) in
             var imported = 0
             var existing = 0
             for (prepared, hash) in rows {
                 let user = prepared.user
+                // A provider identity already linked to an account makes this one that account's: kept,
+                // never a second owner (looked up first: a failed insert would end a PostgreSQL transaction).
+                var linked = false
+                for identity in prepared.identities where !linked {
+                    linked = try await stores.credentials.find(type: .oidc, identifier: identity.provider + ":" + identity.subject) != nil
+                }
+                if linked {
+                    existing += 1
+                    continue
+                }
                 do {
                     try await stores.users.insert(user)
                 } catch StoreError.conflict {
@@ -106,6 +160,14 @@ public struct UserImport: Sendable {
                 }
                 if let hash {
                     try await stores.credentials.insert(try PasswordStrategy.credential(for: user, hash: hash, now: now))
+                }
+                for identity in prepared.identities {
+                    let config = try CredentialRecord.encodeConfig(
+                        FederatedIdentity(provider: identity.provider, subject: identity.subject, email: identity.email))
+                    try await stores.credentials.insert(
+                        CredentialRecord(
+                            userID: user.id, type: .oidc, identifiers: [identity.provider + ":" + identity.subject], config: config,
+                            createdAt: now))
                 }
                 if let sealed = prepared.sealedTOTP {
                     let config = TOTPFactor.Config(sealedSecret: sealed, confirmed: true, lastStep: nil)
@@ -137,12 +199,26 @@ public struct UserImport: Sendable {
     struct Prepared: Sendable {
         var user: UserRecord
         var sealedTOTP: String?
+        var identities: [Line.Identity] = []
     }
+
+    /// `created_at` in ISO 8601, with or without fractional seconds.
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = ISO8601.parse(text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not ISO 8601"))
+            }
+            return date
+        }
+        return decoder
+    }()
 
     func prepare(_ text: Substring) throws -> (Prepared, HashSource) {
         let line: Line
         do {
-            line = try JSONDecoder().decode(Line.self, from: Data(text.utf8))
+            line = try Self.decoder.decode(Line.self, from: Data(text.utf8))
         } catch {
             throw RejectedLine(reason: "not a JSON object of the import format")
         }
@@ -158,7 +234,19 @@ public struct UserImport: Sendable {
             guard PhoneNumber.isValid(normalized) else { throw RejectedLine(reason: "phone is not in E.164 form") }
             phone = normalized
         }
-        guard email != nil || phone != nil else { throw RejectedLine(reason: "needs an email or a phone") }
+        var username: String?
+        if let raw = line.username {
+            var check = ValidationResult()
+            username = Username.validate(raw, into: &check)
+            guard check.isValid, username != nil else { throw RejectedLine(reason: "username is not a valid username") }
+        }
+        guard email != nil || phone != nil || username != nil else {
+            throw RejectedLine(reason: "needs an email, a phone or a username")
+        }
+        let identities = line.identities ?? []
+        guard identities.count <= 16,
+            identities.allSatisfy({ SocialProvider.isValidID($0.provider) && !$0.subject.isEmpty && $0.subject.utf8.count <= 255 })
+        else { throw RejectedLine(reason: "identities need a provider id and a subject (at most 16)") }
         let source: HashSource
         switch (line.password, line.passwordHash) {
         case (.some, .some):
@@ -171,7 +259,9 @@ public struct UserImport: Sendable {
         case (nil, .some(let hash)):
             guard hasher.accepts(hash) else {
                 throw RejectedLine(
-                    reason: "password_hash must be an Argon2id PHC string or a bcrypt hash, at most 4 times the server's hashing cost")
+                    reason:
+                        "password_hash is not a form this server verifies (Argon2, bcrypt, PBKDF2, scrypt, Firebase scrypt), or costs more than its bounds"
+                )
             }
             source = .stored(hash)
         case (nil, nil):
@@ -190,9 +280,11 @@ public struct UserImport: Sendable {
             }
         }
         let now = clock.now()
+        // A creation time from the future is the exporter's clock or a typo: the import's own time then.
+        let created = line.createdAt.flatMap { $0 <= now ? $0 : nil } ?? now
         let user = UserRecord(
             email: email, emailVerified: line.emailVerified ?? false, phone: phone, phoneVerified: line.phoneVerified ?? false,
-            profile: line.profile ?? Profile(), createdAt: now)
-        return (Prepared(user: user, sealedTOTP: sealedTOTP), source)
+            profile: line.profile ?? Profile(), appMetadata: line.appMetadata, createdAt: created, updatedAt: now, username: username)
+        return (Prepared(user: user, sealedTOTP: sealedTOTP, identities: identities), source)
     }
 }

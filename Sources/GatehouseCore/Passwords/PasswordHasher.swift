@@ -9,7 +9,8 @@ public enum PasswordCheck: Sendable, Equatable {
     case match(rehash: String?)
 }
 
-/// Hashes and verifies passwords: Argon2id (PHC strings) for everything new, bcrypt for imported hashes.
+/// Hashes and verifies passwords: Argon2id (PHC strings) for everything new; bcrypt and the other
+/// systems' forms (``ForeignPasswordHash``) for imported hashes, each replaced at its first sign-in.
 public struct PasswordHasher: Sendable {
     public let parameters: Argon2Parameters
     private let pool: HashingPool
@@ -48,20 +49,18 @@ public struct PasswordHasher: Sendable {
                 guard Self.isAffordableBcrypt(stored), Bcrypt.verify(password, hash: stored) else { return .mismatch }
                 return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
             }
+            // Another system's hash, imported: verified once, then replaced by Argon2id.
+            if let foreign = ForeignPasswordHash(stored), foreign.verify(password) {
+                return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
+            }
             return .mismatch
         }
     }
 
-    /// Whether a stored Argon2id hash's cost is within ``costFactor`` of what the server itself spends
+    /// Whether a stored Argon2 hash's cost is within ``costFactor`` of what the server itself spends
     /// (or of OWASP's minimum, when the policy is cheaper, as in tests).
     static func isAffordable(_ stored: Argon2Parameters, policy: Argon2Parameters) -> Bool {
-        let floor = Argon2Parameters.owaspDefault
-        let budgetMemory = UInt64(max(policy.memoryKiB, floor.memoryKiB)) * costFactor
-        let budgetWork =
-            max(UInt64(policy.memoryKiB) * UInt64(policy.iterations), UInt64(floor.memoryKiB) * UInt64(floor.iterations))
-            * costFactor
-        return UInt64(stored.memoryKiB) <= budgetMemory && UInt64(stored.memoryKiB) * UInt64(stored.iterations) <= budgetWork
-            && stored.parallelism <= 16
+        stored.isAffordable(policy: policy, factor: costFactor)
     }
 
     /// `$2b$12$…`: the cost is the two digits after the prefix.
@@ -77,7 +76,8 @@ public struct PasswordHasher: Sendable {
             guard let phc = try? Argon2PHC(hash) else { return false }
             return Self.isAffordable(phc.parameters, policy: parameters)
         }
-        return hash.utf8.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: hash.hasPrefix) && Self.isAffordableBcrypt(hash)
+        if hash.utf8.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: hash.hasPrefix) { return Self.isAffordableBcrypt(hash) }
+        return ForeignPasswordHash(hash) != nil
     }
 
     /// Burns the same work as a real verification, for unknown accounts.
