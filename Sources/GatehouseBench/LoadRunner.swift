@@ -280,6 +280,7 @@ public struct LoadRunner: Sendable {
         case .devicePoll: return target.devicePoll(deviceCode: session!.deviceCode!)
         case .tokenExchange: return target.tokenExchange(subjectToken: session!.access)
         case .signup: return target.signup(email: "signup-\(UUID().uuidString.lowercased())@example.com", password: "load generator signup")
+        case .anonymous: return target.anonymous()
         case .social:
             guard let identityProvider else { throw BenchError.setup("the social scenario needs --social-key") }
             let (token, nonce) = try identityProvider.mint(pick: pick, subjects: users.count)

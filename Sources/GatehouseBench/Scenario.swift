@@ -18,9 +18,10 @@ import Foundation
 /// `token-exchange` is a service trading a signed-in user's access token for one meant for a
 /// downstream audience (RFC 8693, the confidential client with `token_exchange=on`). `passkey` is a
 /// usernameless passkey sign-in with a P-256 key registered at set-up: a challenge, then the signed
-/// assertion (two requests, timed together).
+/// assertion (two requests, timed together). `anonymous` starts an anonymous account: a user row and a
+/// session, no password hashed (the client has `anonymous=on`).
 public enum Scenario: String, CaseIterable, Sendable, Codable {
-    case login, refresh, introspect, jwks, me, signup, device, social
+    case login, refresh, introspect, jwks, me, signup, device, social, anonymous
     case loginTOTP = "login-totp"
     case socialAccess = "social-access"
     case clientCredentials = "client-credentials"

@@ -166,6 +166,11 @@ public struct Target: Sendable {
         }
     }
 
+    /// A new anonymous account (Gatehouse only).
+    public func anonymous() -> Call {
+        Call(path: "/v1/anonymous", body: .json(["client_id": clientID]))
+    }
+
     /// A sign-in with a provider's ID token (Gatehouse only).
     public func socialToken(provider: String, idToken: String, nonce: String) -> Call {
         Call(path: "/v1/social/\(provider)/token", body: .json(["client_id": clientID, "id_token": idToken, "nonce": nonce]))
