@@ -18,6 +18,7 @@ struct AssuranceGateTests {
     enum Method: String, CaseIterable, CustomTestStringConvertible {
         case password, signUp, mailCode, textCode, verificationCode, verificationLink, recovery, deviceAuthenticator, socialIDToken
         case socialAccessToken, socialWebCallback, hostedPassword, hostedCode, hostedSignUp, hostedProvider, webSession
+        case magicLinkInApp, magicLinkInBrowser, anonymous
 
         var testDescription: String { rawValue }
 
@@ -25,10 +26,10 @@ struct AssuranceGateTests {
         var starts: KeyPath<StartedCounts, Int> {
             switch self {
             case .password, .signUp, .mailCode, .textCode, .verificationCode, .recovery, .deviceAuthenticator, .socialIDToken,
-                .socialAccessToken:
+                .socialAccessToken, .magicLinkInApp, .anonymous:
                 \.appSessions
             case .hostedPassword, .hostedCode, .hostedSignUp, .hostedProvider, .webSession: \.browserSessions
-            case .verificationLink, .socialWebCallback: \.authorizationCodes
+            case .verificationLink, .socialWebCallback, .magicLinkInBrowser: \.authorizationCodes
             }
         }
     }
@@ -177,7 +178,7 @@ struct AssuranceGateTests {
             : try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
         try await core.createClient(
             id: "app", redirectURIs: [Self.redirect],
-            settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local"])
+            settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local", "anonymous=on"])
         try await core.createClient(id: "verified", redirectURIs: [Self.redirect])
         guard
             case .signedIn(let existing) = try await SignupFlow(services: core.services).signup(
@@ -319,6 +320,27 @@ struct AssuranceGateTests {
             guard items.first(where: { $0.name == "error" })?.value == "mfa_required" else { return .started }
             #expect(items.first { $0.name == "state" }?.value == "app-state")
             return .api(items.first { $0.name == "flow_id" }?.value.flatMap(UUID.init(uuidString:)))
+        case .magicLinkInApp, .magicLinkInBrowser:
+            let flow = MagicLinkFlow(services: services)
+            _ = try await flow.send(
+                MagicLinkFlow.LinkRequest(
+                    clientID: "app", email: "ada@example.com", redirectTo: Self.redirect, codeChallenge: Self.challenge,
+                    codeChallengeMethod: "S256"), meta: Self.meta)
+            let link = try #require(try await core.outboxVariables(to: "ada@example.com", kind: "magic_link").last?["link"])
+            let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "token" }?.value)
+            guard method == .magicLinkInBrowser else {
+                _ = try await flow.verify(token: token, verifier: Self.verifier, clientID: "app", scope: nil, nonce: nil, meta: Self.meta)
+                return .started
+            }
+            // As the verification link: the app learns of the waiting sign-in from its redirect.
+            guard case .redirect(let url) = try await flow.followLink(token: token, meta: Self.meta),
+                let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems,
+                items.first(where: { $0.name == "error" })?.value == "mfa_required"
+            else { return .started }
+            #expect(items.first { $0.name == "factors" }?.value == "test")
+            return .api(items.first { $0.name == "flow_id" }?.value.flatMap(UUID.init(uuidString:)))
+        case .anonymous:
+            _ = try await AnonymousAccountsFlow(services: services).signIn(clientID: "app", meta: Self.meta)
         case .webSession:
             let web = WebSessionFlow(services: services)
             let url = try await web.create(try await Self.principal(existing, core: core), redirectTo: nil, meta: Self.meta)
