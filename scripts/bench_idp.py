@@ -2,15 +2,22 @@
 """The benchmarks' identity provider on a loopback port, standard library only. For the `social`
 scenario it serves the JWKS of the key gatehouse-bench made (provider `bench`); for `social-access`
 it answers like GitHub's API does when Gatehouse proves and reads an access token (provider
-`bench-gh`: the app's token check, /user, /user/emails), for any token `bench-gh-N`. HTTP/1.1
-keep-alive, so the server's connection pool is used as with a real provider.
+`bench-gh`: the app's token check, /user, /user/emails), for any token `bench-gh-N`; for
+`provider-token`, an OAuth 2.0 provider whose web flow Gatehouse keeps the tokens of (provider
+`bench-kept`: /kept/authorize approves at once as a new person each time, /kept/token, /kept/userinfo).
+HTTP/1.1 keep-alive, so the server's connection pool is used as with a real provider.
 
     bench_idp.py PORT JWKS_FILE      (scripts/bench-smoke; scripts/bench imports it)
 """
 import http.server
+import itertools
 import json
 import sys
 import threading
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+# The `bench-kept` people: each authorization a new one, so every virtual user has its own identity.
+PEOPLE = itertools.count()
 
 
 def handler_for(jwks):
@@ -33,6 +40,21 @@ def handler_for(jwks):
         def do_GET(self):
             if self.path == "/jwks":
                 return self.answer(200, jwks)
+            if self.path.startswith("/kept/authorize?"):
+                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                code = f"kept-code-{next(PEOPLE)}"
+                self.send_response(302)
+                self.send_header("Location", query["redirect_uri"] + "?" + urlencode({"code": code, "state": query.get("state", "")}))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if self.path == "/kept/userinfo":
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                if not token.startswith("kept-at-"):
+                    return self.answer(401, b'{"error": "invalid_token"}')
+                n = token.removeprefix("kept-at-")
+                return self.answer(200, json.dumps({"sub": f"kept-{n}", "email": f"kept-{n}@idp.example", "email_verified": True,
+                                                    "name": f"Kept {n}"}).encode())
             n = self.subject()
             if n is None:
                 return self.answer(401, b'{"message": "Bad credentials"}')
@@ -45,7 +67,14 @@ def handler_for(jwks):
             self.answer(404, b"{}")
 
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if self.path == "/kept/token":
+                form = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+                n = form.get("code", "").removeprefix("kept-code-")
+                # An hour's access token: the scenario reads a kept token, it does not refresh one.
+                return self.answer(200, json.dumps({"access_token": f"kept-at-{n}", "refresh_token": f"kept-rt-{n}",
+                                                    "token_type": "Bearer", "expires_in": 3600}).encode())
+            body = json.loads(raw or b"{}")
             if self.path == "/github/applications/bench-gh/token" and str(body.get("access_token", "")).startswith("bench-gh-"):
                 return self.answer(200, json.dumps({"token": body["access_token"], "app": {"client_id": "bench-gh"}}).encode())
             self.answer(404, b'{"message": "Not Found"}')
@@ -63,13 +92,18 @@ def serve(jwks, port):
     return server
 
 
-def providers(base, access=True):
-    """The providers file's entries for a server that reaches this provider at `base`."""
+def providers(base, access=True, kept=False):
+    """The providers file's entries for a server that reaches this provider at `base` (`kept` for a
+    build that knows `keep_tokens`)."""
     entries = [{"id": "bench", "type": "oidc", "issuer": "https://bench-idp.example", "jwks_uri": base + "/jwks",
                 "client_ids": ["bench-app"]}]
     if access:
         entries.append({"id": "bench-gh", "type": "github", "client_ids": ["bench-gh"], "client_secret": "bench-secret",
                         "api_base": base + "/github"})
+    if kept:
+        entries.append({"id": "bench-kept", "type": "oauth2", "client_ids": ["bench-kept"], "client_secret": "bench-secret",
+                        "authorization_endpoint": base + "/kept/authorize", "token_endpoint": base + "/kept/token",
+                        "userinfo_endpoint": base + "/kept/userinfo", "keep_tokens": True, "keep_profile": True})
     return entries
 
 

@@ -112,6 +112,8 @@ public struct LoadRunner: Sendable {
         var deviceCode: String?
         /// The registered passkey (`passkey`).
         var passkey: BenchPasskey?
+        /// The identity whose provider token is read (`provider-token`).
+        var identityID: String?
     }
 
     private func session(for worker: Int, _ scenario: Scenario) async throws -> Session? {
@@ -122,6 +124,7 @@ public struct LoadRunner: Sendable {
             }
             return Session(access: "", deviceCode: code)
         }
+        if scenario == .providerToken { return try await providerSession(worker) }
         guard [.refresh, .introspect, .me, .device, .authorize, .refreshDPoP, .meDPoP, .tokenExchange, .passkey].contains(scenario)
         else {
             return nil
@@ -279,6 +282,7 @@ public struct LoadRunner: Sendable {
         case .clientCredentials: return target.clientCredentials()
         case .devicePoll: return target.devicePoll(deviceCode: session!.deviceCode!)
         case .tokenExchange: return target.tokenExchange(subjectToken: session!.access)
+        case .providerToken: return target.providerToken(identityID: session!.identityID!, access: session!.access)
         case .signup: return target.signup(email: "signup-\(UUID().uuidString.lowercased())@example.com", password: "load generator signup")
         case .anonymous: return target.anonymous()
         case .social:

@@ -19,7 +19,10 @@ import Foundation
 /// downstream audience (RFC 8693, the confidential client with `token_exchange=on`). `passkey` is a
 /// usernameless passkey sign-in with a P-256 key registered at set-up: a challenge, then the signed
 /// assertion (two requests, timed together). `anonymous` starts an anonymous account: a user row and a
-/// session, no password hashed (the client has `anonymous=on`).
+/// session, no password hashed (the client has `anonymous=on`). `provider-token` is an app reading the
+/// social provider's access token Gatehouse keeps for its user (`GET /v1/me/identities/{id}/token`,
+/// provider `bench-kept` with `keep_tokens`): each virtual user signs in once through the provider's
+/// web flow at set-up, then reads.
 public enum Scenario: String, CaseIterable, Sendable, Codable {
     case login, refresh, introspect, jwks, me, signup, device, social, anonymous
     case loginTOTP = "login-totp"
@@ -30,6 +33,7 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
     case meDPoP = "me-dpop"
     case devicePoll = "device-poll"
     case tokenExchange = "token-exchange"
+    case providerToken = "provider-token"
     case passkey
     case mixed
 }

@@ -109,6 +109,23 @@ public struct Target: Sendable {
             ]))
     }
 
+    /// The start of a social sign-in through the browser, for the bench client's redirect.
+    public func socialStartPath(provider: String, challenge: String, state: String) -> String {
+        var components = URLComponents(string: "/v1/social/\(provider)/start")!
+        components.queryItems = [
+            URLQueryItem(name: "client_id", value: clientID), URLQueryItem(name: "redirect_to", value: Self.redirectURI),
+            URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
+            URLQueryItem(name: "state", value: state),
+        ]
+        return components.string ?? components.path
+    }
+
+    public func providerToken(identityID: String, access: String) -> Call {
+        Call(path: "/v1/me/identities/\(identityID)/token", body: .none, bearer: access)
+    }
+
+    public func identities(access: String) -> Call { Call(path: "/v1/me/identities", body: .none, bearer: access) }
+
     public func webSession(access: String) -> Call {
         Call(path: "/v1/web-session", body: .json(["redirect_to": "/"]), bearer: access)
     }

@@ -43,9 +43,12 @@ public struct ProviderAPIsServer: Sendable {
         _ = try await call("PUT", "/_users/\(provider)/\(user)", fields)
     }
 
-    /// An app (OAuth client) registered at `provider` with its secret.
-    public func putApp(_ provider: String, _ clientID: String, secret: String) async throws {
-        _ = try await call("PUT", "/_apps/\(provider)/\(clientID)", ["secret": secret])
+    /// An app (OAuth client) registered at `provider` with its secret; `tokenLifetime` sets the
+    /// `expires_in` of the access tokens its web flow and refreshes issue.
+    public func putApp(_ provider: String, _ clientID: String, secret: String, tokenLifetime: Int? = nil) async throws {
+        var body: [String: any Sendable] = ["secret": secret]
+        if let tokenLifetime { body["token_lifetime"] = tokenLifetime }
+        _ = try await call("PUT", "/_apps/\(provider)/\(clientID)", body)
     }
 
     /// A user access token the provider issued to `clientID` (registered or not: "another app").
@@ -58,6 +61,11 @@ public struct ProviderAPIsServer: Sendable {
     /// The person revoked the token at the provider.
     public func revoke(_ token: String) async throws {
         _ = try await call("DELETE", "/_tokens/" + token)
+    }
+
+    /// Every refresh token the provider issued is revoked (the people withdrew the apps' access).
+    public func revokeRefreshTokens() async throws {
+        _ = try await call("DELETE", "/_refresh_tokens")
     }
 
     /// Every API request the provider received (method, path, query, headers, body).

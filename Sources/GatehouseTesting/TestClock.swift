@@ -37,4 +37,14 @@ public final class TestClock: WallClock {
             state.followingSince = real
         }
     }
+
+    /// Stops following the real clock: from now on only ``advance(by:)`` moves it (a part of a test
+    /// that counts per-minute events must not see a loaded machine's minutes go by).
+    public func freeze() {
+        state.withLock { state in
+            guard let since = state.followingSince else { return }
+            state.current = state.current.addingTimeInterval(Date().timeIntervalSince(since))
+            state.followingSince = nil
+        }
+    }
 }

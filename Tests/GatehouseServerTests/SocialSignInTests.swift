@@ -226,7 +226,16 @@ struct SocialSignInTests {
             #expect(apple.status == .created, "\(apple.text)")
 
             // Counted from here, after sign-ins that worked: on a loaded host the first fetch can outlive
-            // its 5 s timeout and be made again, which is not what this part is about.
+            // its 5 s timeout and be made again, which is not what this part is about. The clock stops
+            // following the real one (a loaded host's real minute would allow a refetch of its own), and
+            // one made-up kid a minute on anchors the refetch minute here.
+            server.clock.freeze()
+            server.clock.advance(by: 61)
+            let anchor = fresh()
+            _ = try await attempt(
+                try issuer.token(
+                    issuer.claims(subject: "s3", audience: Self.app, nonce: anchor, now: server.clock.now()), kid: "k-\(anchor)"),
+                nonce: anchor)
             let before = await jwks.requests(to: "/jwks").count
             // A flood of made-up kids, sequential and then 20 at once a minute later, fetched the keys once
             // more (one refetch a minute; concurrent callers share a fetch).

@@ -8,9 +8,11 @@ the answers. Everything lives in memory; tests set it up through the /_ endpoint
 Test control (never called by the server under test):
     PUT  /_users/{provider}/{user}      {"id": "1001", "name": ..., "first_name": ..., "last_name": ...,
                                          "email": ..., "email_verified": true}
-    PUT  /_apps/{provider}/{client_id}  {"secret": "...", "redirect_uris": [...] (optional)}
+    PUT  /_apps/{provider}/{client_id}  {"secret": "...", "redirect_uris": [...] (optional),
+                                         "token_lifetime": seconds (optional, the web flow's access tokens)}
     POST /_tokens                       {"provider": ..., "client_id": ..., "user": ...} -> {"access_token": ...}
-    DELETE /_tokens/{token}             revokes a token
+    DELETE /_tokens/{token}             revokes a token (an access or a refresh token)
+    DELETE /_refresh_tokens             revokes every refresh token (people withdrew the apps' access)
     GET  /_requests                     every request to the provider paths: method, path, query, headers, body
     DELETE /_requests                   forgets them
 provider is one of facebook, github, x, oauth.
@@ -20,6 +22,10 @@ Provider paths:
     /github/applications/{client_id}/token, /user, /user/emails, /login/oauth/authorize, /login/oauth/access_token
     /x/2/users/me, /x/i/oauth2/authorize, /x/2/oauth2/token
     /oauth/authorize, /oauth/token, /oauth/introspect, /oauth/userinfo
+
+The generic server and X issue refresh tokens with their web flow's access tokens (X when the scope
+has offline.access) and take grant_type=refresh_token, rotating the refresh token each time: a
+refresh token used once is refused after (invalid_grant).
 """
 import argparse
 import base64
@@ -56,6 +62,7 @@ class State:
         self.apps = {p: {} for p in PROVIDERS}  # provider -> client_id -> {"secret": ..., "redirect_uris": [...] | None}
         self.tokens = {}  # token -> {"provider", "client_id", "user", "scope", "issued", "expires"}
         self.codes = {}  # code -> {"provider", "client_id", "redirect_uri", "user", "challenge", "scope", "expires", "used"}
+        self.refresh_tokens = {}  # refresh token -> {"provider", "client_id", "user", "scope"}
         self.requests = []
 
     def mint_token(self, provider, client_id, user, scope=None, lifetime=3600):
@@ -287,7 +294,8 @@ class Handler(BaseHTTPRequestHandler):
             if provider not in PROVIDERS or not isinstance(body, dict) or not isinstance(body.get("secret"), str):
                 return self.json_answer(400, {"error": 'provider must be one of facebook, github, x, oauth; body {"secret": "..."}'})
             with STATE.lock:
-                STATE.apps[provider][client_id] = {"secret": body["secret"], "redirect_uris": body.get("redirect_uris")}
+                STATE.apps[provider][client_id] = {"secret": body["secret"], "redirect_uris": body.get("redirect_uris"),
+                                                   "token_lifetime": body.get("token_lifetime")}
             return self.json_answer(200, {})
         if segments == ["_tokens"] and method == "POST":
             body = self.json_body()
@@ -300,8 +308,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.json_answer(200, {"access_token": token})
         if segments[0] == "_tokens" and len(segments) == 2 and method == "DELETE":
             with STATE.lock:
-                found = STATE.tokens.pop(segments[1], None)
+                found = STATE.tokens.pop(segments[1], None) or STATE.refresh_tokens.pop(segments[1], None)
             return self.json_answer(200 if found else 404, {})
+        if segments == ["_refresh_tokens"] and method == "DELETE":
+            with STATE.lock:
+                STATE.refresh_tokens.clear()
+            return self.json_answer(200, {})
         if segments == ["_requests"] and method == "GET":
             with STATE.lock:
                 return self.json_answer(200, list(STATE.requests))
@@ -534,8 +546,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.json_answer(status, {"error": code, "error_description": description}, headers)
 
         grant_type = form.get("grant_type")
-        if (grant_type is None and provider in ("x", "oauth")) or grant_type not in (None, "authorization_code"):
-            return fail(400, "unsupported_grant_type", "grant_type must be authorization_code")
+        refreshing = grant_type == "refresh_token" and provider in ("x", "oauth")
+        if not refreshing and ((grant_type is None and provider in ("x", "oauth")) or grant_type not in (None, "authorization_code")):
+            return fail(400, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
 
         # Client authentication: X takes only Basic; the generic server Basic or the form; Facebook and
         # GitHub the form (GitHub also Basic).
@@ -558,6 +571,8 @@ class Handler(BaseHTTPRequestHandler):
                 return fail(200, "incorrect_client_credentials", "The client_id and/or client_secret passed are incorrect.")
             return fail(401, "invalid_client", "client authentication failed")
         client_id = credentials[0]
+        if refreshing:
+            return self.refresh_grant(form, client_id, app, fail)
 
         bad_code = "bad_verification_code" if github else "invalid_grant"
         with STATE.lock:
@@ -574,14 +589,42 @@ class Handler(BaseHTTPRequestHandler):
                 if not hmac.compare_digest(pkce_s256(verifier), grant["challenge"]):
                     return fail(400, bad_code, "code_verifier does not match the code_challenge")
             grant["used"] = True
-            lifetime = {"facebook": 5183944, "x": 7200}.get(provider, 3600)
+            lifetime = app.get("token_lifetime") or {"facebook": 5183944, "x": 7200}.get(provider, 3600)
             token = STATE.mint_token(provider, client_id, grant["user"], grant["scope"], lifetime)
+            refresh = self.mint_refresh(client_id, grant["user"], grant["scope"])
         if provider == "facebook":
             return self.json_answer(200, {"access_token": token, "token_type": "bearer", "expires_in": lifetime})
         if github:
             return self.token_answer({"access_token": token, "token_type": "bearer", "scope": "read:user,user:email"})
-        return self.json_answer(200, {"access_token": token, "token_type": "bearer" if provider == "x" else "Bearer",
-                                      "expires_in": lifetime, "scope": grant["scope"] or ""})
+        answer = {"access_token": token, "token_type": "bearer" if provider == "x" else "Bearer",
+                  "expires_in": lifetime, "scope": grant["scope"] or ""}
+        if refresh:
+            answer["refresh_token"] = refresh
+        return self.json_answer(200, answer)
+
+    def mint_refresh(self, client_id, user, scope):
+        """A refresh token beside the code's access token (call with the lock held), or None: X gives
+        one only for offline.access, the generic server always."""
+        if self.provider == "oauth" or (self.provider == "x" and "offline.access" in (scope or "").split()):
+            token = {"oauth": "oa_rt_", "x": "x_rt_"}[self.provider] + secrets.token_urlsafe(24)
+            STATE.refresh_tokens[token] = {"provider": self.provider, "client_id": client_id, "user": user, "scope": scope}
+            return token
+        return None
+
+    def refresh_grant(self, form, client_id, app, fail):
+        """RFC 6749 §6, rotating: the refresh token is spent and a new one comes with the access token."""
+        with STATE.lock:
+            record = STATE.refresh_tokens.get(form.get("refresh_token") or "")
+            if record is None or record["provider"] != self.provider or record["client_id"] != client_id:
+                return fail(400, "invalid_grant", "The refresh token is invalid, revoked or used.")
+            if record["user"] not in STATE.users[self.provider]:
+                return fail(400, "invalid_grant", "The account is gone.")
+            del STATE.refresh_tokens[form["refresh_token"]]
+            lifetime = app.get("token_lifetime") or {"x": 7200}.get(self.provider, 3600)
+            token = STATE.mint_token(self.provider, client_id, record["user"], record["scope"], lifetime)
+            refresh = self.mint_refresh(client_id, record["user"], record["scope"])
+        return self.json_answer(200, {"access_token": token, "token_type": "bearer" if self.provider == "x" else "Bearer",
+                                      "expires_in": lifetime, "scope": record["scope"] or "", "refresh_token": refresh})
 
     def token_answer(self, payload):
         """GitHub's token endpoint: JSON when asked for it, else a form-encoded body like github.com."""

@@ -73,6 +73,10 @@ extension ErrorCode {
     public static let identityLinkRequired: ErrorCode = "identity_link_required"
     /// Linking a provider identity that already belongs to another account.
     public static let identityInUse: ErrorCode = "identity_in_use"
+    /// Gatehouse keeps no usable provider token for the identity: the provider does not keep tokens,
+    /// the identity signed in before it did, or the provider refused the refresh. Sign in with the
+    /// provider again (in the browser) to give Gatehouse a new one.
+    public static let providerTokenUnavailable: ErrorCode = "provider_token_unavailable"
     /// Unlinking would leave the account with no way to sign in: set a password or link another
     /// provider first.
     public static let lastSignInMethod: ErrorCode = "last_sign_in_method"
@@ -160,7 +164,7 @@ extension ErrorCode {
         .invalidCode, .codeExpired, .notEnabled,
         .invalidAuthenticatorResponse, .deviceDeregistered, .challengeExpired, .authenticatorExists, .invalidPasskey,
         .invalidProviderToken, .identityLinkRequired, .identityInUse, .lastSignInMethod, .reauthenticationRequired, .mfaRequired,
-        .notAnonymous, .accessDenied,
+        .notAnonymous, .providerTokenUnavailable, .accessDenied,
         .invalidGrant, .invalidScope, .invalidRequestObject, .invalidRedirectURI, .invalidClientMetadata, .invalidTarget,
         .unsupportedGrantType, .unauthorizedClient, .serverError, .invalidDPoPProof, .useDPoPNonce, .authorizationPending, .slowDown,
         .expiredToken,

@@ -68,17 +68,21 @@ public struct LinkedIdentity: Codable, Hashable, Sendable {
     /// The address the provider gave when the identity was linked.
     public var email: String?
     public var linkedAt: Date
+    /// What the provider last returned about the person (its ID token's claims or its profile API's
+    /// answer), when the operator keeps it for this provider.
+    public var profile: [String: JSONValue]?
 
-    public init(id: String, provider: String, subject: String, email: String?, linkedAt: Date) {
+    public init(id: String, provider: String, subject: String, email: String?, linkedAt: Date, profile: [String: JSONValue]? = nil) {
         self.id = id
         self.provider = provider
         self.subject = subject
         self.email = email
         self.linkedAt = linkedAt
+        self.profile = profile
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, provider, subject, email
+        case id, provider, subject, email, profile
         case linkedAt = "linked_at"
     }
 }

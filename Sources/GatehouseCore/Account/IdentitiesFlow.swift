@@ -51,7 +51,7 @@ public struct IdentitiesFlow: Sendable {
                 providerID: provider.id, idToken: request.idToken, accessToken: request.accessToken, nonce: request.nonce,
                 clientID: client.id, meta: meta),
             provider: provider, client: client)
-        let (identifier, _, config) = try FederatedIdentity.of(claims, provider: provider)
+        let (identifier, _, config) = try FederatedIdentity.of(claims, provider: provider, secret: services.secret)
         let userID = principal.user.id
         let now = services.clock.now()
         let insert = { @Sendable () async throws -> (CredentialRecord, Bool) in
@@ -121,6 +121,7 @@ public struct IdentitiesFlow: Sendable {
     static func identity(_ credential: CredentialRecord) -> LinkedIdentity? {
         guard let config = try? credential.decodeConfig(FederatedIdentity.self) else { return nil }
         return LinkedIdentity(
-            id: credential.id, provider: config.provider, subject: config.subject, email: config.email, linkedAt: credential.createdAt)
+            id: credential.id, provider: config.provider, subject: config.subject, email: config.email, linkedAt: credential.createdAt,
+            profile: config.profile)
     }
 }

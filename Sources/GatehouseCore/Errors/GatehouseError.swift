@@ -38,12 +38,13 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
         case internalFailure
     }
 
-    private enum Kind: Sendable, Hashable {
+    /// Internal (not private) so that errors of one area can live in an extension file of their own.
+    enum Kind: Sendable, Hashable {
         case badRequest, validation, unauthenticated, forbidden, notFound, gone, methodNotAllowed, conflict
         case payloadTooLarge, unsupportedMediaType, rateLimited, unavailable, oauth, clientAuthentication, internalFailure
     }
 
-    private let kind: Kind
+    let kind: Kind
     public let code: ErrorCode
     public var title: String
     public var detail: String?
@@ -62,7 +63,7 @@ public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     public var dpopChallenge = false
     public var cause: (any Error)?
 
-    private init(
+    init(
         _ kind: Kind, code: ErrorCode, title: String, detail: String?, fieldErrors: [FieldError] = [],
         retryAfter: Int? = nil, remainingAttempts: Int? = nil, cause: (any Error)? = nil
     ) {

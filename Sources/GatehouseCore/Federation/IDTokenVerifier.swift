@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 import JWTKit
 
 /// What a verified ID token says about its user.
@@ -10,6 +11,11 @@ public struct FederatedClaims: Sendable, Hashable {
     public var givenName: String?
     public var familyName: String?
     public var name: String?
+    /// What the provider returned about the person, as it returned it (the ID token's claims or the
+    /// profile API's answer), for ``SocialProvider/keepProfile``.
+    public var profile: [String: JSONValue]? = nil
+    /// The provider's tokens, when the web flow obtained them and the provider keeps them.
+    public var grant: ProviderGrant? = nil
 }
 
 /// Checks a provider's ID token (OpenID Connect Core §3.1.3.7): an allowed asymmetric algorithm that
@@ -85,6 +91,16 @@ struct IDTokenVerifier: Sendable {
         guard let subject = claims.sub, !subject.isEmpty, subject.count <= 255 else { throw IDTokenError.malformed }
         return FederatedClaims(
             subject: subject, email: claims.email, emailVerified: claims.email_verified?.value ?? false,
-            givenName: claims.given_name, familyName: claims.family_name, name: claims.name)
+            givenName: claims.given_name, familyName: claims.family_name, name: claims.name,
+            profile: provider.keepProfile ? Self.profile(parts[1]) : nil)
+    }
+
+    /// The ID token's claims as the provider wrote them, less the nonce (this sign-in's, of no use later).
+    private static func profile(_ payload: Substring) -> [String: JSONValue]? {
+        guard let bytes = Base64URL.decode(String(payload)),
+            var claims = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes))
+        else { return nil }
+        claims["nonce"] = nil
+        return claims
     }
 }

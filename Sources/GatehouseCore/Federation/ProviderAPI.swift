@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAPI
 import JWTKit
 
 /// Calls to a provider's own API: proving that a native app's access token was issued to the
@@ -111,7 +112,7 @@ struct ProviderAPI: Sendable {
         guard let id = Self.string(object["id"]) else { throw ProviderCallError.malformed("no id") }
         return FederatedClaims(
             subject: id, email: Self.string(object["email"]), emailVerified: false, givenName: Self.string(object["first_name"]),
-            familyName: Self.string(object["last_name"]), name: Self.string(object["name"]))
+            familyName: Self.string(object["last_name"]), name: Self.string(object["name"]), profile: Self.profile(object, provider))
     }
 
     private var githubHeaders: [(String, String)] {
@@ -135,7 +136,7 @@ struct ProviderAPI: Sendable {
         }
         return FederatedClaims(
             subject: id, email: email, emailVerified: verified, givenName: nil, familyName: nil,
-            name: Self.string(user["name"]) ?? Self.string(user["login"]))
+            name: Self.string(user["name"]) ?? Self.string(user["login"]), profile: Self.profile(user, provider))
     }
 
     /// X's user id; `confirmed_email` only with the `users.email` scope, and then X confirmed it.
@@ -149,7 +150,7 @@ struct ProviderAPI: Sendable {
         let email = Self.string(data["confirmed_email"])
         return FederatedClaims(
             subject: id, email: email, emailVerified: email != nil, givenName: nil, familyName: nil,
-            name: Self.string(data["name"]) ?? Self.string(data["username"]))
+            name: Self.string(data["name"]) ?? Self.string(data["username"]), profile: Self.profile(data, provider))
     }
 
     /// An OpenID userinfo endpoint or a generic OAuth provider's profile URL, read through the
@@ -167,7 +168,7 @@ struct ProviderAPI: Sendable {
             emailVerified: verified as? Bool == true || verified as? String == "true",
             givenName: Self.string(Self.lookup(map.givenName, in: object)),
             familyName: Self.string(Self.lookup(map.familyName, in: object)),
-            name: Self.string(Self.lookup(map.name, in: object)))
+            name: Self.string(Self.lookup(map.name, in: object)), profile: Self.profile(object, provider))
     }
 
     // MARK: Web flow
@@ -175,6 +176,11 @@ struct ProviderAPI: Sendable {
     struct Tokens: Sendable {
         var accessToken: String?
         var idToken: String?
+        var refreshToken: String?
+        /// Seconds from the answer.
+        var expiresIn: TimeInterval?
+        var scope: String?
+        var tokenType: String?
     }
 
     /// The authorization code from the callback, exchanged at the provider's token endpoint with the
@@ -186,6 +192,23 @@ struct ProviderAPI: Sendable {
     {
         var fields = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI)]
         if let verifier { fields.append(("code_verifier", verifier)) }
+        let tokens = try await tokenEndpoint(fields, provider: provider, tokenURL: tokenURL, now: now)
+        guard tokens.accessToken != nil || tokens.idToken != nil else { throw ProviderCallError.malformed("no token") }
+        return tokens
+    }
+
+    /// RFC 6749 §6: a new access token for a kept refresh token. A refused refresh token (revoked by
+    /// the person, expired, already rotated) throws ``IDTokenError/codeRefused``.
+    func refresh(_ refreshToken: String, provider: SocialProvider, tokenURL: String, now: Date) async throws -> Tokens {
+        let tokens = try await tokenEndpoint(
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], provider: provider, tokenURL: tokenURL, now: now)
+        guard tokens.accessToken != nil else { throw ProviderCallError.malformed("no access token") }
+        return tokens
+    }
+
+    /// A token endpoint call with the operator's client authentication, as each provider takes it.
+    private func tokenEndpoint(_ grant: [(String, String)], provider: SocialProvider, tokenURL: String, now: Date) async throws -> Tokens {
+        var fields = grant
         var headers: [(String, String)] = []
         let secret = try await clientSecret(provider, now: now)
         switch provider.kind {
@@ -201,18 +224,26 @@ struct ProviderAPI: Sendable {
         let (status, body) = try await http.send(FederationRequest.form(tokenURL, fields, headers: headers))
         let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
         if status != 200 || object["error"] != nil {
-            // A refused code (replayed, expired, for another redirect) is the caller's; a refused client
-            // (wrong secret, a bad Apple client-secret JWT), throttling or an outage is the operator's
-            // or the provider's, and must not look like the user's fault.
+            // A refused code or refresh token (replayed, expired, for another redirect) is the caller's;
+            // a refused client (wrong secret, a bad Apple client-secret JWT), throttling or an outage is
+            // the operator's or the provider's, and must not look like the user's fault.
             let error = object["error"] as? String
             if (status == 400 || status == 200), ["invalid_grant", "bad_verification_code", "invalid_request"].contains(error ?? "") {
                 throw IDTokenError.codeRefused
             }
             throw ProviderCallError.status(status)
         }
-        let tokens = Tokens(accessToken: Self.string(object["access_token"]), idToken: Self.string(object["id_token"]))
-        guard tokens.accessToken != nil || tokens.idToken != nil else { throw ProviderCallError.malformed("no token") }
-        return tokens
+        let lifetime: TimeInterval? =
+            switch object["expires_in"] {
+            case let number as Int: number > 0 ? TimeInterval(number) : nil
+            case let number as Double: number > 0 ? number : nil
+            case let text as String: TimeInterval(text).flatMap { $0 > 0 ? $0 : nil }
+            default: nil
+            }
+        return Tokens(
+            accessToken: Self.string(object["access_token"]), idToken: Self.string(object["id_token"]),
+            refreshToken: Self.string(object["refresh_token"]), expiresIn: lifetime, scope: Self.string(object["scope"]),
+            tokenType: Self.string(object["token_type"]))
     }
 
     /// Apple's client secret is an ES256 JWT signed with the team's key, valid a few minutes.
@@ -266,6 +297,15 @@ struct ProviderAPI: Sendable {
     /// RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined and base64-encoded.
     private func basic(_ id: String, _ secret: String) -> String {
         "Basic " + Data((FormEncoding.escape(id) + ":" + FormEncoding.escape(secret)).utf8).base64EncodedString()
+    }
+
+    /// The provider's answer about the person, kept as it came when the operator asked for it; one
+    /// larger than 16 KiB is not kept (no one's profile is that large; a hostile provider's could be).
+    static func profile(_ object: [String: Any], _ provider: SocialProvider) -> [String: JSONValue]? {
+        guard provider.keepProfile, let data = try? JSONSerialization.data(withJSONObject: object), data.count <= 16 * 1024 else {
+            return nil
+        }
+        return try? JSONDecoder().decode([String: JSONValue].self, from: data)
     }
 
     static func string(_ value: Any?) -> String? {

@@ -37,6 +37,13 @@ public struct SocialProvider: Sendable, Hashable {
     public var formPost: Bool
     /// A generic OAuth 2.0 provider's profile (userinfo) fields, by the name Gatehouse uses.
     public var claimMap: ClaimMap
+    /// Keep the provider's access and refresh tokens from the web flow (sealed under the server
+    /// secret) and hand the access token to the app over its session: off unless the operator opts in,
+    /// as a kept token is one more secret to lose.
+    public var keepTokens: Bool
+    /// Keep the profile the provider returned (ID token claims or its profile API's answer) as the
+    /// identity's data; off unless the operator opts in (personal data not asked for is not kept).
+    public var keepProfile: Bool
 
     public struct Endpoints: Sendable, Hashable {
         public var authorization: String?
@@ -91,7 +98,7 @@ public struct SocialProvider: Sendable, Hashable {
     public init(
         id: String, kind: Kind, issuers: [String], jwksURI: String?, clientIDs: [String], webClientID: String? = nil,
         clientSecret: String? = nil, appleKey: AppleSigningKey? = nil, endpoints: Endpoints = Endpoints(), scopes: [String] = [],
-        pkce: Bool = true, formPost: Bool = false, claimMap: ClaimMap = ClaimMap()
+        pkce: Bool = true, formPost: Bool = false, claimMap: ClaimMap = ClaimMap(), keepTokens: Bool = false, keepProfile: Bool = false
     ) {
         self.id = id
         self.kind = kind
@@ -106,6 +113,8 @@ public struct SocialProvider: Sendable, Hashable {
         self.pkce = pkce
         self.formPost = formPost
         self.claimMap = claimMap
+        self.keepTokens = keepTokens
+        self.keepProfile = keepProfile
     }
 
     /// Whether the provider's tokens are OpenID Connect ID tokens (checked against its keys) rather

@@ -15,6 +15,8 @@ extension SocialProvider {
         public var scopes: [String]?
         public var pkce: Bool?
         public var claimMap = ClaimMap()
+        public var keepTokens = false
+        public var keepProfile = false
 
         public init(clientIDs: [String]) { self.clientIDs = clientIDs }
     }
@@ -85,6 +87,6 @@ extension SocialProvider {
             id: id, kind: kind, issuers: issuers, jwksURI: s.jwksURI ?? jwks, clientIDs: s.clientIDs, webClientID: s.webClientID,
             clientSecret: s.clientSecret, appleKey: s.appleKey, endpoints: endpoints.overridden(by: s.endpoints),
             scopes: s.scopes ?? scopes,
-            pkce: s.pkce ?? pkce, formPost: kind == .apple, claimMap: s.claimMap)
+            pkce: s.pkce ?? pkce, formPost: kind == .apple, claimMap: s.claimMap, keepTokens: s.keepTokens, keepProfile: s.keepProfile)
     }
 }

@@ -32,7 +32,7 @@ struct FederatedSignIn: SignInStrategy {
     func admit(_ submission: Submission, client: ClientRecord, meta: RequestMeta, hooked: Bool) async throws -> Admitted {
         let provider = submission.provider
         let claims = try await submission.claims()
-        let (identifier, email, config) = try FederatedIdentity.of(claims, provider: provider)
+        let (identifier, email, config) = try FederatedIdentity.of(claims, provider: provider, secret: services.secret)
         let known = try await services.persistence.read { stores -> (CredentialRecord?, UserRecord?) in
             let credential = try await stores.credentials.find(type: .oidc, identifier: identifier)
             if let credential { return (credential, try await stores.users.find(id: credential.userID)) }
@@ -73,11 +73,18 @@ struct FederatedSignIn: SignInStrategy {
         var isNew = false
         let user: UserRecord
         let credentialID: String
-        if let credential = try await stores.credentials.find(type: .oidc, identifier: admitted.identifier),
+        if var credential = try await stores.credentials.find(type: .oidc, identifier: admitted.identifier),
             let owner = try await stores.users.find(id: credential.userID)
         {
             user = owner
             credentialID = credential.id
+            if let config = try FederatedIdentity.updatedConfig(
+                credential.config, claims: admitted.claims, provider: admitted.provider, secret: services.secret)
+            {
+                credential.config = config
+                credential.updatedAt = now
+                try await stores.credentials.update(credential)
+            }
         } else {
             if let existing = admitted.known {
                 user = existing

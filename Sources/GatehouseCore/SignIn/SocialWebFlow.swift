@@ -136,6 +136,8 @@ public struct SocialWebFlow: Sendable {
             query += [URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256")]
         }
         if provider.formPost { query.append(URLQueryItem(name: "response_mode", value: "form_post")) }
+        // Google gives a refresh token only when asked for offline access.
+        if provider.keepTokens, provider.kind == .google { query.append(URLQueryItem(name: "access_type", value: "offline")) }
         components.percentEncodedQuery = query.map { FormEncoding.escape($0.name) + "=" + FormEncoding.escape($0.value ?? "") }
             .joined(separator: "&")
         guard let url = components.url else { throw GatehouseError.providerUnavailable }
@@ -291,15 +293,19 @@ public struct SocialWebFlow: Sendable {
                 code: code, redirectURI: callbackURL(provider), verifier: provider.pkce ? providerVerifier(flow.id) : nil,
                 provider: provider,
                 tokenURL: tokenURL, now: now)
+            var claims: FederatedClaims
             // Facebook's web flow answers an access token (its ID tokens come from Limited Login).
             if provider.issuesIDTokens, provider.kind != .facebook {
                 guard let idToken = tokens.idToken, let verifier = services.social.verifier, let nonce = flow.nonce else {
                     throw IDTokenError.malformed
                 }
-                return try await verifier.verify(idToken, provider: provider, nonce: nonce, now: now)
+                claims = try await verifier.verify(idToken, provider: provider, nonce: nonce, now: now)
+            } else {
+                guard let access = tokens.accessToken else { throw IDTokenError.malformed }
+                claims = try await api.profile(accessToken: access, provider: provider, userinfoURL: endpoints.userinfo)
             }
-            guard let access = tokens.accessToken else { throw IDTokenError.malformed }
-            return try await api.profile(accessToken: access, provider: provider, userinfoURL: endpoints.userinfo)
+            if provider.keepTokens { claims.grant = ProviderGrant(tokens, now: now) }
+            return claims
         }
         return claims
     }

@@ -12,7 +12,8 @@ import GatehouseCore
 ///   {"id": "google", "type": "google", "client_ids": ["1234-ios.apps.googleusercontent.com", "1234-web.apps.googleusercontent.com"],
 ///    "web_client_id": "1234-web.apps.googleusercontent.com", "client_secret_env": "GOOGLE_SECRET"},
 ///   {"id": "facebook", "type": "facebook", "client_ids": ["123456789"], "client_secret_env": "FACEBOOK_SECRET"},
-///   {"id": "github", "type": "github", "client_ids": ["Iv1.abc"], "client_secret_env": "GITHUB_SECRET"},
+///   {"id": "github", "type": "github", "client_ids": ["Iv1.abc"], "client_secret_env": "GITHUB_SECRET",
+///    "keep_tokens": true, "keep_profile": true},
 ///   {"id": "acme", "type": "oidc", "issuer": "https://sso.acme.example", "client_ids": ["gatehouse"]}
 /// ]}
 /// ```
@@ -20,7 +21,7 @@ enum SocialProvidersFile {
     static let keys: Set<String> = [
         "id", "type", "client_ids", "web_client_id", "client_secret", "client_secret_env", "issuer", "jwks_uri",
         "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "introspection_endpoint", "api_base", "scopes", "pkce",
-        "claims", "apple_team_id", "apple_key_id", "apple_private_key_file",
+        "claims", "apple_team_id", "apple_key_id", "apple_private_key_file", "keep_tokens", "keep_profile",
     ]
     static let claimKeys: Set<String> = ["subject", "email", "email_verified", "name", "given_name", "family_name"]
 
@@ -48,6 +49,8 @@ enum SocialProvidersFile {
         var appleTeamId: String?
         var appleKeyId: String?
         var applePrivateKeyFile: String?
+        var keepTokens: Bool?
+        var keepProfile: Bool?
 
         enum CodingKeys: String, CodingKey {
             case id, type, issuer, scopes, pkce, claims
@@ -56,6 +59,7 @@ enum SocialProvidersFile {
             case jwksUri = "jwks_uri", authorizationEndpoint = "authorization_endpoint", tokenEndpoint = "token_endpoint"
             case userinfoEndpoint = "userinfo_endpoint", introspectionEndpoint = "introspection_endpoint", apiBase = "api_base"
             case appleTeamId = "apple_team_id", appleKeyId = "apple_key_id", applePrivateKeyFile = "apple_private_key_file"
+            case keepTokens = "keep_tokens", keepProfile = "keep_profile"
         }
     }
 
@@ -107,6 +111,8 @@ enum SocialProvidersFile {
                 introspection: entry.introspectionEndpoint, api: entry.apiBase)
             settings.scopes = entry.scopes
             settings.pkce = entry.pkce
+            settings.keepTokens = entry.keepTokens ?? false
+            settings.keepProfile = entry.keepProfile ?? false
             if let claims = entry.claims {
                 if let unknown = claims.keys.sorted().first(where: { !claimKeys.contains($0) }) {
                     throw SocialProvidersError(

@@ -130,6 +130,7 @@ struct Routes {
         meLimited.get("me/identities", use: identities.list)
         meLimited.post("me/identities", use: identities.link)
         me.delete("me/identities/:id", use: identities.unlink)
+        meLimited.get("me/identities/:id/token", use: identities.providerToken)
 
         // Operators' API: an admin credential (a client_credentials token with an admin scope), never a
         // user's session; each handler checks the scope its area needs.

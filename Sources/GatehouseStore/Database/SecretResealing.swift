@@ -24,6 +24,10 @@ struct SealedColumn: Sendable {
         SealedColumn(
             place: "authenticator apps", table: "credentials", key: "id", column: "config",
             filter: "type = '\(CredentialType.totp.rawValue)'", jsonField: "sealed_secret"),
+        // Social providers' access and refresh tokens kept for the app (`keep_tokens`).
+        SealedColumn(
+            place: "provider tokens", table: "credentials", key: "id", column: "config",
+            filter: "type = '\(CredentialType.oidc.rawValue)' AND config LIKE '%sealed_tokens%'", jsonField: "sealed_tokens"),
         // Mail, text messages, webhooks and logout notices not yet sent (a sent one's payload is emptied).
         SealedColumn(place: "outbox", table: "outbox", key: "id", column: "payload", filter: "payload <> ''"),
         // A device authorization's PKCE verifier and the code its approval minted, for its ten minutes.
