@@ -28,7 +28,7 @@ struct ProviderTokenTests {
     }
 
     @Test(
-        "PT-1: with keep_tokens and keep_profile, a web sign-in keeps the provider's tokens sealed (neither token on the raw row) and its profile as the identity's data; the app reads the very access token the provider issued over its session, a refreshed one once it expired (refresh_token grant, rotated, one provider call per expiry, audited), provider_token_unavailable once the provider refuses the refresh and for a provider that keeps nothing, 404 for another user's identity and after unlink (the row and its tokens gone), 401 without a session; no log line holds a token"
+        "PT-1: with keep_tokens and keep_profile, a web sign-in keeps the provider's tokens sealed (neither token on the raw row) and its profile as the identity's data; the app reads the very access token the provider issued over its session, a refreshed one once it expired (refresh_token grant, rotated, one provider call per expiry, audited), six concurrent reads sharing one refresh, provider_token_unavailable once the provider refuses the refresh and for a provider that keeps nothing, 403 for a third-party client (and no profile for it), 404 for another user's identity and after unlink (the row and its tokens gone), 401 without a session; no log line holds a token"
     )
     func providerTokens() async throws {
         let fake = try await SocialFixtures.startProvider()
@@ -39,11 +39,11 @@ struct ProviderTokenTests {
         let server = try await SocialFixtures.server(fake, extra: [Self.keeping(fake)], logs: logs)
         try await server.withRouter { client in
             let walk = WebWalk(client: client, fake: fake)
-            func signIn(_ provider: String, _ user: String) async throws -> String {
+            func signIn(_ provider: String, _ user: String, client: String = "social") async throws -> String {
                 let pkce = WebWalk.pkce()
-                let landed = try await walk.signIn(provider, user: user, pkce: pkce)
+                let landed = try await walk.signIn(provider, user: user, pkce: pkce, clientID: client)
                 let code = try #require(WebWalk.query(landed)["code"], "\(provider): \(landed)")
-                let tokens = try await walk.exchange(code: code, verifier: pkce.verifier)
+                let tokens = try await walk.exchange(code: code, verifier: pkce.verifier, clientID: client)
                 return try #require(tokens.string("access_token"), "\(tokens.text)")
             }
             func token(_ id: String, _ bearer: String?) async throws -> TestResponse {
@@ -79,6 +79,8 @@ struct ProviderTokenTests {
             }
             let firstRow = try #require(try await rawConfig())
             #expect(firstRow.contains("sealed_tokens") && !firstRow.contains(firstAccess), "\(firstRow)")
+            // Not even a token's prefix: every access token of this provider starts oa_at_, every refresh token oa_rt_.
+            #expect(!firstRow.contains("oa_at_") && !firstRow.contains("oa_rt_"), "\(firstRow)")
 
             // Expired: refreshed at the provider, once, with the kept refresh token; rotated each time.
             var refreshTokens: [String] = []
@@ -101,6 +103,25 @@ struct ProviderTokenTests {
             seen += refreshTokens
             let row = try #require(try await rawConfig())
             for secret in seen { #expect(!row.contains(secret) && !firstRow.contains(secret), "a token on the raw row") }
+            #expect(!row.contains("oa_at_") && !row.contains("oa_rt_"), "\(row)")
+
+            // Six reads at once of an expired token: one call to the provider, one new token for all.
+            server.clock.advance(by: 100)
+            let before = try await Self.requests(fake, "/oauth/token").count
+            let together = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        let answer = try await token(id, session)
+                        return (Int(answer.status.code), answer.string("access_token"))
+                    }
+                }
+                return try await group.reduce(into: [(Int, String?)]()) { $0.append($1) }
+            }
+            #expect(together.allSatisfy { $0.0 == 200 }, "\(together)")
+            #expect(Set(together.map(\.1)).count == 1 && together[0].1 != access, "\(together)")
+            #expect(try await Self.requests(fake, "/oauth/token").count == before + 1, "one refresh for six reads")
+            access = try #require(together[0].1)
+            seen.append(access)
 
             // The person withdrew the app's access at the provider: nothing to hand out, and the kept tokens go.
             try await fake.revokeRefreshTokens()
@@ -114,7 +135,7 @@ struct ProviderTokenTests {
             }
             let refreshedEvents = try await audited("identity.token_refreshed")
             let refusedEvents = try await audited("identity.token_refresh_refused")
-            #expect(refreshedEvents == 2 && refusedEvents == 1)
+            #expect(refreshedEvents == 3 && refusedEvents == 1)
 
             // A new sign-in with the provider brings new tokens.
             let again = try await signIn("acme-kept", "olga")
@@ -130,6 +151,18 @@ struct ProviderTokenTests {
             let nothing = try await token(plainID, plain)
             #expect(nothing.status == .conflict && nothing.string("code") == "provider_token_unavailable", "\(nothing.text)")
 
+            // A third party the user consented to does not get their provider token, nor the kept profile.
+            try await server.createClient(
+                id: "partner", redirectURIs: [SocialFixtures.appRedirect],
+                settings: ["email_verification=off", "third_party=on", "social_providers=acme-kept"])
+            let partner = try await signIn("acme-kept", "olga", client: "partner")
+            let refusedPartner = try await token(id, partner)
+            #expect(refusedPartner.status == .forbidden, "\(refusedPartner.text)")
+            let partnerList = try await client.json(.get, "/v1/me/identities", bearer: partner)
+            #expect(partnerList.status == .ok && !partnerList.text.contains("preferred_username"), "\(partnerList.text)")
+            // GET /v1/me lists identities without profiles.
+            #expect(try await !client.json(.get, "/v1/me", bearer: again).text.contains("preferred_username"))
+
             // Another user's identity, a made-up id, no session.
             let stranger = try await signIn("github", "octo")
             #expect(try await token(id, stranger).status == .notFound)
@@ -143,7 +176,7 @@ struct ProviderTokenTests {
 
             let leaked = logs.all.filter { line in seen.contains { line.contains($0) } }
             #expect(leaked.isEmpty, "tokens in log lines: \(leaked)")
-            #expect(seen.count == 6)
+            #expect(seen.count == 7)
         }
     }
 }

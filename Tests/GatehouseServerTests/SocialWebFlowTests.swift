@@ -34,10 +34,10 @@ struct WebWalk {
     /// `formEncoded: false` sends `+` as it is, as URLComponents does: the server reads it as a space.
     func start(
         _ provider: String, redirectTo: String = SocialFixtures.appRedirect, challenge: String?, state: String = "app-state-1",
-        formEncoded: Bool = true
+        formEncoded: Bool = true, clientID: String = "social"
     ) async throws -> Started {
         var items = [
-            URLQueryItem(name: "client_id", value: "social"), URLQueryItem(name: "redirect_to", value: redirectTo),
+            URLQueryItem(name: "client_id", value: clientID), URLQueryItem(name: "redirect_to", value: redirectTo),
             URLQueryItem(name: "state", value: state),
         ]
         if let challenge {
@@ -75,18 +75,20 @@ struct WebWalk {
     }
 
     /// The app's `/oauth/token` exchange with its verifier.
-    func exchange(code: String, verifier: String, redirect: String = SocialFixtures.appRedirect) async throws -> TestResponse {
+    func exchange(
+        code: String, verifier: String, redirect: String = SocialFixtures.appRedirect, clientID: String = "social"
+    ) async throws -> TestResponse {
         try await client.form(
             "/oauth/token",
-            ["grant_type": "authorization_code", "code": code, "client_id": "social", "redirect_uri": redirect, "code_verifier": verifier])
+            ["grant_type": "authorization_code", "code": code, "client_id": clientID, "redirect_uri": redirect, "code_verifier": verifier])
     }
 
     /// start → approve → callback: the URL the browser lands on at the app.
     func signIn(
         _ provider: String, user: String, pkce: (verifier: String, challenge: String), state: String = "app-state-1",
-        formEncoded: Bool = true
+        formEncoded: Bool = true, clientID: String = "social"
     ) async throws -> URL {
-        let started = try await start(provider, challenge: pkce.challenge, state: state, formEncoded: formEncoded)
+        let started = try await start(provider, challenge: pkce.challenge, state: state, formEncoded: formEncoded, clientID: clientID)
         #expect(started.status == .found, "\(started.text)")
         let back = try await approve(started, user: user)
         let landed = try await callback(back, cookie: started.cookie)

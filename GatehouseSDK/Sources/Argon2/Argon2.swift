@@ -51,7 +51,8 @@ public enum Argon2 {
         tagLength: Int = 32,
         secret: [UInt8] = [],
         associatedData: [UInt8] = [],
-        variant: Variant = .id
+        variant: Variant = .id,
+        workspace: Workspace? = nil
     ) throws(Argon2Error) -> [UInt8] {
         let max32 = Int(UInt32.max)
         guard password.count <= max32 else { throw .passwordTooLong }
@@ -63,7 +64,7 @@ public enum Argon2 {
 
         return computeTag(
             password: password, salt: salt, parameters: parameters, tagLength: tagLength,
-            secret: secret, associatedData: associatedData, variant: variant)
+            secret: secret, associatedData: associatedData, variant: variant, workspace: workspace)
     }
 
     /// Checks the cost parameters against RFC 9106 and ``maximumMemoryKiB``.
@@ -88,7 +89,7 @@ public enum Argon2 {
     /// module free of threading, and the server uses `p = 1` anyway.
     static func computeTag(
         password: [UInt8], salt: [UInt8], parameters: Argon2Parameters, tagLength: Int,
-        secret: [UInt8], associatedData: [UInt8], variant: Variant = .id
+        secret: [UInt8], associatedData: [UInt8], variant: Variant = .id, workspace: Workspace? = nil
     ) -> [UInt8] {
         let lanes = Int(parameters.parallelism)
         let passes = Int(parameters.iterations)
@@ -110,13 +111,16 @@ public enum Argon2 {
         }
         let h0 = h.finalize()
 
-        let memory = UnsafeMutablePointer<UInt64>.allocate(capacity: blockCount * argon2BlockWords)
+        let memory =
+            workspace?.buffer(words: blockCount * argon2BlockWords)
+            ?? UnsafeMutablePointer<UInt64>.allocate(capacity: blockCount * argon2BlockWords)
         defer {
-            // Wipe before freeing so password-derived state does not linger in
-            // the heap (libargon2 does the same). deallocate() is opaque to the
-            // optimiser, so this store is not eliminated as dead.
+            // Wipe before freeing (or keeping) so password-derived state does not
+            // linger in the heap (libargon2 does the same). deallocate() and the
+            // workspace are opaque to the optimiser, so this store is not
+            // eliminated as dead.
             memory.update(repeating: 0, count: blockCount * argon2BlockWords)
-            memory.deallocate()
+            if workspace == nil { memory.deallocate() }
         }
         // No up-front zeroing: every block is written before it is read.
 

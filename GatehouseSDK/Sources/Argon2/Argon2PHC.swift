@@ -106,9 +106,12 @@ public struct Argon2PHC: Sendable, Equatable {
     ///
     /// The password is hashed as its UTF-8 bytes without Unicode
     /// normalisation, matching argon2-cffi and libargon2.
-    public func verify(password: String) throws(Argon2Error) -> Bool {
+    ///
+    /// - Parameter workspace: Memory kept from an earlier hash on this thread (``Argon2/Workspace``).
+    public func verify(password: String, workspace: Argon2.Workspace? = nil) throws(Argon2Error) -> Bool {
         let candidate = try Argon2.hash(
-            password: Array(password.utf8), salt: salt, parameters: parameters, tagLength: hash.count, variant: variant)
+            password: Array(password.utf8), salt: salt, parameters: parameters, tagLength: hash.count, variant: variant,
+            workspace: workspace)
         return constantTimeEquals(candidate, hash)
     }
 
@@ -135,12 +138,13 @@ extension Argon2 {
     ///   - salt: The salt; pass `nil` (the default) for 16 fresh random bytes
     ///     from `SystemRandomNumberGenerator` (the OS CSPRNG). Supplying one is
     ///     meant for tests.
+    ///   - workspace: Memory kept from an earlier hash on this thread (``Workspace``).
     /// - Returns: e.g. `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<32-byte tag>`.
     public static func hashPHC(
-        password: String, parameters: Argon2Parameters, salt: [UInt8]? = nil
+        password: String, parameters: Argon2Parameters, salt: [UInt8]? = nil, workspace: Workspace? = nil
     ) throws(Argon2Error) -> String {
         let salt = salt ?? randomSalt()
-        let tag = try hash(password: Array(password.utf8), salt: salt, parameters: parameters, tagLength: 32)
+        let tag = try hash(password: Array(password.utf8), salt: salt, parameters: parameters, tagLength: 32, workspace: workspace)
         return try Argon2PHC(parameters: parameters, salt: salt, hash: tag).string
     }
 

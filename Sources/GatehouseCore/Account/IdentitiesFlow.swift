@@ -13,9 +13,25 @@ public struct IdentitiesFlow: Sendable {
     /// needs the current one).
     public static let recentSignIn: TimeInterval = 15 * 60
 
+    /// The identities without their kept profiles (`GET /v1/me`'s summary).
     public func list(userID: UUID) async throws -> [LinkedIdentity] {
+        try await list(userID: userID, profiles: false)
+    }
+
+    /// `GET /v1/me/identities`: with the kept profiles, for a first-party client (a third party's
+    /// consent does not cover what another provider said about the user).
+    public func list(_ principal: Principal) async throws -> [LinkedIdentity] {
+        let client = try await services.clients.resolve(principal.session.clientID)
+        return try await list(userID: principal.user.id, profiles: !client.settings.thirdParty.isOn)
+    }
+
+    private func list(userID: UUID, profiles: Bool) async throws -> [LinkedIdentity] {
         let credentials = try await services.persistence.read { try await $0.credentials.list(userID: userID, type: .oidc) }
-        return credentials.compactMap(Self.identity)
+        return credentials.compactMap { credential in
+            var identity = Self.identity(credential)
+            if !profiles { identity?.profile = nil }
+            return identity
+        }
     }
 
     /// Links the provider account the token names. Linking the same account again changes nothing;

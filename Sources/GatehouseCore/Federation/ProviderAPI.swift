@@ -200,14 +200,19 @@ struct ProviderAPI: Sendable {
     /// RFC 6749 §6: a new access token for a kept refresh token. A refused refresh token (revoked by
     /// the person, expired, already rotated) throws ``IDTokenError/codeRefused``.
     func refresh(_ refreshToken: String, provider: SocialProvider, tokenURL: String, now: Date) async throws -> Tokens {
+        // Only invalid_grant says the refresh token is dead; a malformed request is ours, not a revocation.
         let tokens = try await tokenEndpoint(
-            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], provider: provider, tokenURL: tokenURL, now: now)
+            [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], provider: provider, tokenURL: tokenURL, now: now,
+            refusals: ["invalid_grant"])
         guard tokens.accessToken != nil else { throw ProviderCallError.malformed("no access token") }
         return tokens
     }
 
     /// A token endpoint call with the operator's client authentication, as each provider takes it.
-    private func tokenEndpoint(_ grant: [(String, String)], provider: SocialProvider, tokenURL: String, now: Date) async throws -> Tokens {
+    private func tokenEndpoint(
+        _ grant: [(String, String)], provider: SocialProvider, tokenURL: String, now: Date,
+        refusals: Set<String> = ["invalid_grant", "bad_verification_code", "invalid_request"]
+    ) async throws -> Tokens {
         var fields = grant
         var headers: [(String, String)] = []
         let secret = try await clientSecret(provider, now: now)
@@ -228,7 +233,7 @@ struct ProviderAPI: Sendable {
             // a refused client (wrong secret, a bad Apple client-secret JWT), throttling or an outage is
             // the operator's or the provider's, and must not look like the user's fault.
             let error = object["error"] as? String
-            if (status == 400 || status == 200), ["invalid_grant", "bad_verification_code", "invalid_request"].contains(error ?? "") {
+            if (status == 400 || status == 200), refusals.contains(error ?? "") {
                 throw IDTokenError.codeRefused
             }
             throw ProviderCallError.status(status)

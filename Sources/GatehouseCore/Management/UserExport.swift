@@ -14,9 +14,12 @@ public struct UserExport: Sendable, Encodable {
         var updatedAt: Date
         /// A device authenticator's kind and name, as the user sees them.
         var device: [String: String]?
+        /// A provider identity's kept profile (`keep_profile`): personal data the provider gave. Its kept
+        /// tokens are not exported (they would let the holder act as the user at the provider).
+        var profile: [String: JSONValue]?
 
         enum CodingKeys: String, CodingKey {
-            case id, type, identifiers, device
+            case id, type, identifiers, device, profile
             case failureCount = "failure_count", createdAt = "created_at", updatedAt = "updated_at"
         }
     }
@@ -135,11 +138,13 @@ public struct UserExport: Sendable, Encodable {
             if credential.type == .deviceAuthenticator, let config = try? credential.decodeConfig(DeviceAuthenticatorStrategy.Config.self) {
                 device = ["kind": config.kind.rawValue, "device_id": config.deviceID, "name": config.deviceName ?? ""]
             }
+            let profile = credential.type == .oidc ? (try? credential.decodeConfig(FederatedIdentity.self))?.profile : nil
             // A recovery code's identifier is its keyed hash: the export names the code by type and date only.
             return Credential(
                 id: credential.id, type: credential.type.rawValue,
                 identifiers: credential.type == .recoveryCode ? [] : credential.identifiers,
-                failureCount: credential.failureCount, createdAt: credential.createdAt, updatedAt: credential.updatedAt, device: device)
+                failureCount: credential.failureCount, createdAt: credential.createdAt, updatedAt: credential.updatedAt, device: device,
+                profile: profile)
         }
         self.sessions = sessions.map(Session.init)
         self.agreements = agreements.map {

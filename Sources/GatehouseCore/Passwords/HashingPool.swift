@@ -1,3 +1,4 @@
+import Argon2
 import NIOPosix
 import Synchronization
 
@@ -11,18 +12,38 @@ import Synchronization
 /// On Linux the hashing threads also run at a lower scheduling priority (nice +10), so that when a
 /// login storm keeps every core busy, the kernel still runs short requests (refreshes, API calls)
 /// first; hashing gets whatever CPU is left, which when nothing else runs is all of it.
+///
+/// Each running hash holds an ``Argon2/Workspace``: its 19 MiB stay mapped from one hash to the next
+/// while hashes keep coming (a fresh mapping per hash had the kernel zero-fill every page, a third of
+/// a login's CPU), and one left unused for ``workspaceIdle`` gives its memory back, so RSS after a
+/// login flood returns to what the rest of the server holds.
 public final class HashingPool: Sendable {
     private let pool: NIOThreadPool
     private let inFlight = Mutex(0)
+    /// Workspaces not in use, with when each was last put back; at most one per thread.
+    private let idle = Mutex<[(workspace: Argon2.Workspace, since: ContinuousClock.Instant)]>([])
+    private let trimmer = Mutex<Task<Void, Never>?>(nil)
     public let threads: Int
     public let maxQueued: Int
+    /// How long a workspace keeps its memory unused.
+    public static let workspaceIdle: Duration = .seconds(10)
 
     public init(threads: Int, maxQueued: Int) {
         self.threads = max(1, threads)
         self.maxQueued = max(0, maxQueued)
         self.pool = NIOThreadPool(numberOfThreads: self.threads)
         pool.start()
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: HashingPool.workspaceIdle / 2)
+                guard let self else { return }
+                self.trim(olderThan: HashingPool.workspaceIdle)
+            }
+        }
+        trimmer.withLock { $0 = task }
     }
+
+    deinit { trimmer.withLock { $0?.cancel() } }
 
     /// Thrown when the queue is full.
     public struct Saturated: Error {}
@@ -41,6 +62,25 @@ public final class HashingPool: Sendable {
         }
     }
 
+    /// Runs a hash with a workspace of this pool (kept from the last hash on any of its threads).
+    public func runHashing<T: Sendable>(_ work: @escaping @Sendable (Argon2.Workspace) throws -> T) async throws -> T {
+        try await run {
+            let workspace = self.idle.withLock { $0.popLast()?.workspace } ?? Argon2.Workspace()
+            defer { self.idle.withLock { $0.append((workspace, ContinuousClock.now)) } }
+            return try work(workspace)
+        }
+    }
+
+    /// Gives back the memory of workspaces unused for `age`; answers the bytes still kept.
+    @discardableResult
+    public func trim(olderThan age: Duration) -> Int {
+        let now = ContinuousClock.now
+        return idle.withLock { list in
+            for entry in list where now - entry.since >= age { entry.workspace.release() }
+            return list.reduce(0) { $0 + $1.workspace.retainedBytes }
+        }
+    }
+
     /// Nice +10 for the calling thread only: on Linux the nice value is per thread, and `who = 0`
     /// names the calling thread, not the whole process (setpriority(2), NOTES). One syscall,
     /// repeated per job because NIOThreadPool offers no per-thread start hook; it costs about a
@@ -55,6 +95,8 @@ public final class HashingPool: Sendable {
     public var load: Int { inFlight.withLock { $0 } }
 
     public func shutdown() async {
+        trimmer.withLock { $0?.cancel() }
         try? await pool.shutdownGracefully()
+        trim(olderThan: .zero)
     }
 }

@@ -31,27 +31,28 @@ public struct PasswordHasher: Sendable {
 
     public func hash(_ password: String) async throws -> String {
         let parameters = self.parameters
-        return try await run { try Argon2.hashPHC(password: password, parameters: parameters) }
+        return try await run { workspace in try Argon2.hashPHC(password: password, parameters: parameters, workspace: workspace) }
     }
 
     public func verify(_ password: String, against stored: String) async throws -> PasswordCheck {
         let parameters = self.parameters
-        return try await run {
+        return try await run { workspace in
+            func rehash() throws -> String { try Argon2.hashPHC(password: password, parameters: parameters, workspace: workspace) }
             if stored.hasPrefix("$argon2id$") {
                 let phc = try Argon2PHC(stored)
                 // A stored hash is data: an imported or tampered one must not make a login burn minutes.
                 guard Self.isAffordable(phc.parameters, policy: parameters) else { return .mismatch }
-                guard try phc.verify(password: password) else { return .mismatch }
+                guard try phc.verify(password: password, workspace: workspace) else { return .mismatch }
                 guard phc.needsRehash(comparedTo: parameters) else { return .match(rehash: nil) }
-                return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
+                return .match(rehash: try rehash())
             }
             if stored.hasPrefix("$2a$") || stored.hasPrefix("$2b$") || stored.hasPrefix("$2y$") {
                 guard Self.isAffordableBcrypt(stored), Bcrypt.verify(password, hash: stored) else { return .mismatch }
-                return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
+                return .match(rehash: try rehash())
             }
             // Another system's hash, imported: verified once, then replaced by Argon2id.
             if let foreign = ForeignPasswordHash(stored), foreign.verify(password) {
-                return .match(rehash: try Argon2.hashPHC(password: password, parameters: parameters))
+                return .match(rehash: try rehash())
             }
             return .mismatch
         }
@@ -85,9 +86,9 @@ public struct PasswordHasher: Sendable {
         _ = try await verify(password, against: dummyHash)
     }
 
-    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    private func run<T: Sendable>(_ work: @escaping @Sendable (Argon2.Workspace) throws -> T) async throws -> T {
         do {
-            return try await pool.run(work)
+            return try await pool.runHashing(work)
         } catch is HashingPool.Saturated {
             // One queue's worth of hashes, rounded up: about when a slot frees again.
             throw GatehouseError.busy(retryAfter: 1)

@@ -14,7 +14,7 @@ struct IdentityRoutes: Sendable {
     }
 
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        try Responses.json(IdentityList(identities: try await flow.list(userID: context.principal.user.id)), noStore: true)
+        try Responses.json(IdentityList(identities: try await flow.list(context.principal)), noStore: true)
     }
 
     @Sendable func link(_ request: Request, context: AuthenticatedContext) async throws -> Response {
