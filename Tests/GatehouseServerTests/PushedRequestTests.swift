@@ -203,15 +203,17 @@ struct PushedRequestTests {
     }
 
     @Test(
-        "JAR-2: a client that publishes its keys at jwks_uri (a real HTTP server) has its signed request objects read: the set is fetched once and cached; after the client rotates, an object with the new kid makes one refetch and is read; an object with a kid the new set lacks is refused with invalid_request_object without another fetch inside a minute"
+        "JAR-2: a client that publishes its keys at jwks_uri (a real HTTP server) has its signed request objects read: the set is fetched once and cached; after the client rotates, an object with the new kid makes one refetch and is read; an object with a kid the new set lacks is refused with invalid_request_object without another fetch inside a minute; a failed refetch counts as its minute's (the cached set still reads), and a minute after the client's server is back the new kid is read"
     )
     func publishedKeys() async throws {
         let (first, rotated) = (ClientKey(), ClientKey(id: "2"))
         let served = Mutex(first.jwks)
         let fetches = Mutex(0)
+        let failing = Mutex(false)
         let publisher = try await HookServer.start { received in
             guard received.path == "/jwks" else { return HookServer.Answer(status: 404) }
             fetches.withLock { $0 += 1 }
+            if failing.withLock({ $0 }) { return HookServer.Answer(status: 503, body: "{}") }
             return HookServer.Answer(status: 200, body: served.withLock { $0 })
         }
         let server = try await TestServer.startOpen(.sqlite)
@@ -238,6 +240,27 @@ struct PushedRequestTests {
                 let old = try await jar.send(.get, Self.authorize(try first.sign(Self.claims(state: "d", now: server.clock.now()))))
                 #expect(HostedJar.query(old)["error"] == "invalid_request_object", "\(HostedJar.query(old))")
                 #expect(fetches.withLock { $0 } == 2)
+
+                // The client's server fails: a minute on, one refetch is tried; while that minute lasts a
+                // failed refetch counts as the minute's, and the cached set still reads the known kid.
+                let third = ClientKey(id: "3")
+                failing.withLock { $0 = true }
+                server.clock.advance(by: 61)
+                for state in ["e", "f", "g"] {
+                    let unknown = try await jar.send(
+                        .get, Self.authorize(try third.sign(Self.claims(state: state, now: server.clock.now()))))
+                    #expect(HostedJar.query(unknown)["error"] == "invalid_request_object", "\(HostedJar.query(unknown))")
+                }
+                #expect(fetches.withLock { $0 } == 3, "one failed refetch for three unknown kids")
+                let known = try await jar.open(Self.authorize(try rotated.sign(Self.claims(state: "h", now: server.clock.now()))))
+                #expect(HostedJar.query(known)["state"] == "h" && HostedJar.query(known)["code"] != nil, "\(HostedJar.query(known))")
+                // Back up with the new key, a minute on: one refetch, and the new kid is read.
+                failing.withLock { $0 = false }
+                served.withLock { $0 = third.jwks }
+                server.clock.advance(by: 61)
+                let back = try await jar.open(Self.authorize(try third.sign(Self.claims(state: "i", now: server.clock.now()))))
+                #expect(HostedJar.query(back)["state"] == "i" && HostedJar.query(back)["code"] != nil, "\(HostedJar.query(back))")
+                #expect(fetches.withLock { $0 } == 4)
             }
         } catch {
             await publisher.stop()

@@ -6,8 +6,9 @@ import GatehouseAPI
 /// picks the status and the shape (problem JSON, OAuth JSON, a redirect, a page) from ``category``.
 /// The internal `cause` is for the log only.
 ///
-/// A struct over a private enum, so new errors can be added without breaking callers that switch on
-/// ``Category``.
+/// A struct over an internal enum, so new errors can be added without breaking callers that switch on
+/// ``Category``; each area's errors beyond the common ones live in an extension file of their own
+/// (`GatehouseError+Devices.swift`, `GatehouseError+ProviderTokens.swift`).
 public struct GatehouseError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is, for renderers to map onto their transport.
     public enum Category: Sendable, Hashable {
@@ -288,37 +289,6 @@ extension GatehouseError {
     }
 }
 
-// MARK: - Device authenticators
-
-extension GatehouseError {
-    /// A wrong signature over a device challenge (a wrong PIN), with the counts after it.
-    public static func authenticatorRejected(_ counts: FailureCounts) -> GatehouseError {
-        var error = GatehouseError(
-            .unauthenticated, code: .invalidAuthenticatorResponse, title: "Authentication failed",
-            detail: "The authenticator's answer is wrong.")
-        error.failureCounts = counts
-        return error
-    }
-
-    /// The authenticator is gone: removed after its last allowed failure, deleted, or never known.
-    public static func deviceDeregistered(_ counts: FailureCounts? = nil) -> GatehouseError {
-        var error = GatehouseError(
-            .unauthenticated, code: .deviceDeregistered, title: "Device deregistered",
-            detail: "This authenticator is not registered. Sign in and register the device again.")
-        error.failureCounts = counts
-        return error
-    }
-
-    /// A device challenge that was used, expired or never issued.
-    public static let challengeExpired = GatehouseError(
-        .unauthenticated, code: .challengeExpired, title: "Challenge expired",
-        detail: "This challenge was used or has expired. Ask for a new one.")
-
-    public static let authenticatorExists = GatehouseError(
-        .conflict, code: .authenticatorExists, title: "Already registered",
-        detail: "This key is already registered on this device.")
-}
-
 // MARK: - Capacity
 
 extension GatehouseError {
@@ -418,18 +388,4 @@ extension GatehouseError {
     public static func clientAuthenticationFailed(_ detail: String) -> GatehouseError {
         GatehouseError(.clientAuthentication, code: .invalidClient, title: "Invalid client", detail: detail)
     }
-}
-
-// MARK: - Passkeys
-
-extension GatehouseError {
-    /// A passkey response that failed a check of its own, whatever credential it names: the detail is
-    /// the check (no secret is in it).
-    public static func invalidPasskey(_ reason: WebAuthnError) -> GatehouseError {
-        GatehouseError(
-            .badRequest, code: .invalidPasskey, title: "Passkey refused", detail: "The passkey's response was refused: \(reason).")
-    }
-
-    public static let passkeyExists = GatehouseError(
-        .conflict, code: .authenticatorExists, title: "Already registered", detail: "This passkey is already registered.")
 }
