@@ -54,6 +54,14 @@ public struct ProviderTokensFlow: Sendable {
         _ grant: ProviderGrant, sealed: String, credential: CredentialRecord, provider: SocialProvider, now: Date,
         event: @Sendable (String) -> AuditEvent
     ) async throws -> ProviderGrant {
+        // A read that saw the old tokens may arrive after another request's refresh finished: the
+        // stored tokens are new then, and the provider is not asked again.
+        if let current = try await services.persistence.read({ try await $0.credentials.find(id: credential.id) }),
+            let stored = (try? current.decodeConfig(FederatedIdentity.self))?.sealedTokens, stored != sealed,
+            let theirs = try? ProviderGrant.opened(stored, with: services.secret), theirs.isFresh(at: now)
+        {
+            return theirs
+        }
         guard let refreshToken = grant.refreshToken, let http = services.social.http else { throw GatehouseError.providerTokenUnavailable }
         let tokens: ProviderAPI.Tokens
         do {
