@@ -5,7 +5,7 @@ import ServiceLifecycle
 // Apart from GatehouseServer.swift so the server's parts do not depend on the routes that use them.
 extension GatehouseServer {
     /// The HTTP application, with background services attached. `maintenance: false` leaves out the
-    /// periodic work (signing-key reload, node heartbeat, outbox dispatch, clean-up): for tests that
+    /// periodic work (signing-key reload, node heartbeat, outbox dispatch, clean-up, memory trim): for tests that
     /// drive the router for seconds, where none of it falls due, and where Hummingbird's router test
     /// framework would otherwise run a service group per test, trapping SIGTERM and SIGINT with two
     /// libdispatch signal sources each (see `TestServer.withRouter`).
@@ -18,6 +18,7 @@ extension GatehouseServer {
             backgroundServices += [
                 KeyReloadService(keys: keys, logger: services.logger),
                 NodeHeartbeatService(persistence: persistence, chains: services.refreshChains, logger: services.logger),
+                MemoryTrimService(interval: .seconds(60)),
             ]
             if configuration.runOutboxDispatcher {
                 backgroundServices.append(OutboxDispatcherService(delivery: delivery, idleInterval: .seconds(1), logger: services.logger))
