@@ -192,6 +192,8 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"),
+                // swift-metrics' own test backend: EDGE-1 counts one edge's metrics, not the process's.
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 "Argon2",
             ]
         ),

@@ -64,8 +64,16 @@ public struct LoginThrottle: Sendable {
     /// The attempt succeeded: the pair starts over, and the account and the address take the attempt
     /// back (a success is not a failure).
     public func succeeded(_ attempt: LoginAttempt, stores: any Stores) async throws {
-        try await stores.attempts.reset(key: attempt.pairKey)
-        try await stores.attempts.release(keys: attempt.keys.filter { $0 != attempt.pairKey })
+        // In ascending key order, as every use of the counters takes them: this runs inside the
+        // session's start, holding each row until it commits, while other sign-ins of the account
+        // begin and give back (THR-1).
+        for key in attempt.keys.sorted() {
+            if key == attempt.pairKey {
+                try await stores.attempts.reset(key: key)
+            } else {
+                try await stores.attempts.release(keys: [key])
+            }
+        }
     }
 
     /// The attempt was never checked (no capacity): every counter takes it back.
@@ -75,8 +83,7 @@ public struct LoginThrottle: Sendable {
 
     /// After a password reset: the account's counters for everyone and this address start over.
     public func clear(email: String, ip: String?, stores: any Stores) async throws {
-        try await stores.attempts.reset(key: Self.accountKey(email))
-        try await stores.attempts.reset(key: Self.pairKey(email, ip: ip))
+        for key in [Self.accountKey(email), Self.pairKey(email, ip: ip)].sorted() { try await stores.attempts.reset(key: key) }
     }
 
     private func retryAfter(_ count: AttemptCount, now: Date) -> Int {

@@ -110,11 +110,19 @@ public struct FlowRunner: Sendable {
                     match.user.appMetadata = current.appMetadata
                 }
             }
-            guard start.isStarted || match.standsAlone || match.isNew else { return (match, start, nil) }
+            // Last before the commit: the throttle's counters are shared by every sign-in from the
+            // address, and holding them across the session's start queued those sign-ins (and the
+            // connections they hold) behind this one.
+            let throttle = services.throttle
+            guard start.isStarted || match.standsAlone || match.isNew else {
+                if let attempt = match.attempt { try await throttle.succeeded(attempt, stores: stores) }
+                return (match, start, nil)
+            }
             let event = HookEvent(
                 point: match.point, clientID: client.id, method: match.method, identifier: match.identifier, userID: match.user.id,
                 meta: meta)
             try await services.recordEvent(event, stores: stores)
+            if let attempt = match.attempt { try await throttle.succeeded(attempt, stores: stores) }
             return (match, start, event)
         }
         if let event { await hooks.after(event) }

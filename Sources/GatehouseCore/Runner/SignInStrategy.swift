@@ -88,6 +88,10 @@ public struct AccountMatch: Sendable {
     /// Whether the event is recorded even when no session starts yet (the account was made, an address
     /// was proved): what happened stands while a second factor is awaited.
     public var standsAlone: Bool
+    /// The throttle's count of this attempt, given back when the sign-in's transaction is about to
+    /// commit (``FlowRunner``), not when the account is found: the counters are shared by every
+    /// sign-in from the address, and PostgreSQL keeps them locked until the commit.
+    public var attempt: LoginAttempt?
 
     public init(
         user: UserRecord, amr: [String], isNew: Bool = false, credentialID: String? = nil, provesIdentifier: Bool,

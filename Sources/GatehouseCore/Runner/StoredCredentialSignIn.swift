@@ -133,10 +133,11 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
         if proof.reserved != nil || credential.failureCount > 0 {
             guard try await stores.credentials.resetFailures(id: credential.id) else { throw GatehouseError.deviceDeregistered() }
         }
-        if let attempt = proof.attempt { try await services.throttle.succeeded(attempt, stores: stores) }
-        return AccountMatch(
+        var match = AccountMatch(
             user: proof.user, amr: strategy.amr(for: credential), credentialID: credential.id, provesIdentifier: strategy.provesIdentifier,
             point: .login, method: strategy.type.rawValue, identifier: proof.shown)
+        match.attempt = proof.attempt
+        return match
     }
 
     /// Counts the attempt before it is checked: the count it gets is its place in line, so however many

@@ -3,6 +3,14 @@ import GatehouseCore
 import Hummingbird
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Per-request data: the caller as ``EdgeMiddleware`` resolved it once, and who the caller is
 /// once an authenticator in ``AuthenticationMiddleware`` recognised them.
 public struct AppRequestContext: RequestContext {
@@ -14,9 +22,18 @@ public struct AppRequestContext: RequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
-        self.remoteAddress = source.channel.remoteAddress?.ipAddress
+        self.remoteAddress = Self.text(of: source.channel.remoteAddress)
         self.meta = RequestMeta(ipAddress: remoteAddress)
         self.identity = nil
+    }
+
+    /// The peer's address as text. IPv4 (loopback, a proxy on the same network: nearly every peer) is
+    /// formatted here by hand: NIO's `ipAddress` goes through `inet_ntop`, which formats IPv4 with
+    /// `sprintf`, and this runs for every request.
+    static func text(of address: SocketAddress?) -> String? {
+        guard case .v4(let v4)? = address else { return address?.ipAddress }
+        let bits = UInt32(bigEndian: v4.address.sin_addr.s_addr)
+        return "\(bits >> 24).\(bits >> 16 & 0xff).\(bits >> 8 & 0xff).\(bits & 0xff)"
     }
 
     /// The body limit of the contract: 1 MiB.

@@ -24,6 +24,12 @@ enum Responses {
             status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
     }
 
+    /// A public document answered as is to everyone (discovery, the JWKS): built once, its headers and
+    /// body buffer then shared by every response, so serving it copies and formats nothing.
+    static func prepared(_ data: Data, contentType: String, cacheSeconds: Int) -> Response {
+        raw(data, contentType: contentType, cacheSeconds: cacheSeconds)
+    }
+
     static func raw(_ data: Data, contentType: String, cacheSeconds: Int? = nil, noStore: Bool = false) -> Response {
         var headers: HTTPFields = [.contentType: contentType]
         if let cacheSeconds { headers[.cacheControl] = "public, max-age=\(cacheSeconds)" }

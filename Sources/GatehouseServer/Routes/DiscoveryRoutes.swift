@@ -1,11 +1,15 @@
 import Foundation
 import GatehouseCore
 import Hummingbird
+import NIOConcurrencyHelpers
 
 /// OIDC discovery and the JWKS: both are served from memory, built once (the JWKS once per key reload).
 struct DiscoveryRoutes: Sendable {
     let keys: SigningKeys
     let discovery: Data
+    private let discoveryResponse: Response
+    /// The JWKS answer and the document it was made from: made again only when a key reload changed it.
+    private let jwksResponse = NIOLockedValueBox<(document: Data, response: Response)?>(nil)
 
     init(server: GatehouseServer) {
         self.keys = server.keys
@@ -68,13 +72,20 @@ struct DiscoveryRoutes: Sendable {
         ]
         // Built from literals above, so serialization cannot fail.
         self.discovery = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        self.discoveryResponse = Responses.prepared(discovery, contentType: "application/json", cacheSeconds: 3600)
     }
 
     @Sendable func openIDConfiguration(_ request: Request, context: AppRequestContext) async throws -> Response {
-        Responses.raw(discovery, contentType: "application/json", cacheSeconds: 3600)
+        discoveryResponse
     }
 
     @Sendable func jwks(_ request: Request, context: AppRequestContext) async throws -> Response {
-        Responses.raw(try keys.jwksDocument(), contentType: "application/jwk-set+json", cacheSeconds: 300)
+        let document = try keys.jwksDocument()
+        return jwksResponse.withLockedValue { cached in
+            if let cached, cached.document == document { return cached.response }
+            let response = Responses.prepared(document, contentType: "application/jwk-set+json", cacheSeconds: 300)
+            cached = (document, response)
+            return response
+        }
     }
 }

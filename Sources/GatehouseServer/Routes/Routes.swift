@@ -15,16 +15,14 @@ struct Routes {
 
     func register(on router: Router<AppRequestContext>) {
         let services = server.services
-        // Metrics outermost so it counts the status the client saw, not the error thrown inside. The
-        // router-wide renderer is problem JSON: it answers for `/v1` and for unknown routes. Groups that
+        // The edge outermost (after tracing) so its metrics count the status the client saw, not the
+        // error thrown inside. The router-wide renderer is problem JSON: it answers for `/v1` and for unknown routes. Groups that
         // speak another shape (OAuth, pages) put their own renderer in front of it.
         if server.traceExporter != nil {
             // Outermost: the request's span holds everything, the access log line included. Query
             // parameters that carry secrets are recorded as REDACTED.
             router.add(middleware: TracingMiddleware(redactingQueryParameters: Self.secretParameters))
         }
-        router.add(middleware: MetricsMiddleware())
-        router.add(middleware: AccessLogMiddleware())
         router.add(
             middleware: EdgeMiddleware(
                 trustForwardedFor: server.configuration.trustForwardedFor, cors: CORSPolicy(origins: services.allowedOrigins)))

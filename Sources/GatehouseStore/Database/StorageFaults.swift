@@ -26,6 +26,15 @@ enum StorageFaults {
         }
     }
 
+    /// PostgreSQL ended the transaction to resolve a conflict with another one (40001 serialization
+    /// failure, 40P01 deadlock): nothing was written, the storage is healthy, and the same request a
+    /// moment later succeeds. Gatehouse takes rows in one order so this should not happen; when it
+    /// does, the caller gets 503 with `Retry-After` rather than a 500.
+    static func isConflict(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
     private static func sqliteCode(_ reason: SQLiteError.Reason) -> String? {
         switch reason {
         case .full: "sqlite_full"

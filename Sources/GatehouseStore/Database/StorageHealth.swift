@@ -41,6 +41,11 @@ final class StorageHealth: Sendable {
     /// `error` as the callers should see it: a storage fault becomes 503 with `Retry-After`; anything
     /// else is passed on unchanged.
     func translate(_ error: any Error) -> any Error {
+        if StorageFaults.isConflict(error) {
+            // Not a fault episode: readiness stays up. Logged, since it means a lock order was missed.
+            logger.warning("transaction ended by a conflict with another: answered 503", metadata: ["detail": "\(Self.detail(error))"])
+            return GatehouseError.busy(retryAfter: 1)
+        }
         guard let code = StorageFaults.code(of: error) else { return error }
         let now = ContinuousClock.now
         let first = episode.withLock { episode -> Bool in

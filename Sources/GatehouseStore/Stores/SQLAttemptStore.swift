@@ -3,6 +3,11 @@ import GatehouseCore
 import SQLKit
 
 /// Named counters in fixed windows (rate limits, throttles), one atomic statement per count.
+///
+/// Every statement here takes its rows in ascending key order, and callers that touch several
+/// counters in one transaction do the same (``LoginThrottle``): on PostgreSQL a row stays locked
+/// until its transaction ends, and two transactions that lock the same two counters in opposite
+/// orders deadlock; the database then fails one of them (THR-1).
 struct SQLAttemptStore: AttemptStore {
     let db: any SQLDatabase
 
@@ -14,7 +19,8 @@ struct SQLAttemptStore: AttemptStore {
         guard !keys.isEmpty else { return [:] }
         let nowMs = Columns.millis(now)
         let cutoff = Columns.millis(now.addingTimeInterval(-window))
-        let rows = keys.map { key -> SQLQueryString in "(\(bind: key), 1, \(bind: nowMs))" }.joined(separator: ", ")
+        // PostgreSQL inserts and locks the rows in the order they are listed.
+        let rows = Set(keys).sorted().map { key -> SQLQueryString in "(\(bind: key), 1, \(bind: nowMs))" }.joined(separator: ", ")
         // One statement for every counter, so concurrent attempts on several nodes never lose a count
         // and a sign-in pays one round trip for all its counters.
         let answered = try await db.raw(
@@ -45,10 +51,11 @@ struct SQLAttemptStore: AttemptStore {
     }
 
     func release(keys: [String]) async throws {
-        guard !keys.isEmpty else { return }
-        try await db.raw(
-            "UPDATE attempt_counters SET count = count - 1 WHERE counter_key IN (\(binds: keys)) AND count > 0"
-        ).run()
+        // One statement per counter: an `IN` list is locked in whatever order the plan reads the
+        // table (by key, or by position in the file).
+        for key in Set(keys).sorted() {
+            try await db.raw("UPDATE attempt_counters SET count = count - 1 WHERE counter_key = \(bind: key) AND count > 0").run()
+        }
     }
 
     func reset(key: String) async throws {
