@@ -64,9 +64,9 @@ public struct LoginThrottle: Sendable {
     /// The attempt succeeded: the pair starts over, and the account and the address take the attempt
     /// back (a success is not a failure).
     public func succeeded(_ attempt: LoginAttempt, stores: any Stores) async throws {
-        // In ascending key order, as every use of the counters takes them: this runs inside the
-        // session's start, holding each row until it commits, while other sign-ins of the account
-        // begin and give back (THR-1).
+        // In ascending key order, as every use of the counters takes them: this runs at the end of
+        // the sign-in's transaction, holding each row until it commits, while other sign-ins of the
+        // account begin and give back (THR-1).
         for key in attempt.keys.sorted() {
             if key == attempt.pairKey {
                 try await stores.attempts.reset(key: key)
