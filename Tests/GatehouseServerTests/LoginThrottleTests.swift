@@ -121,4 +121,23 @@ struct LoginThrottleTests {
             #expect(try await Self.wrong(client, user.email, from: "198.51.100.20") == 429)
         }
     }
+
+    @Test("THR-3: failures from one address count against its block for unknown identifiers too; successes from there do not")
+    func addressCountsFailuresOnly() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.trustForwardedFor = true
+            $0.maxFailuresPerIP = 3
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            // Many successes from the block never fill it.
+            for _ in 0..<5 { #expect(try await Self.right(client, user, from: "198.51.100.30") == 200) }
+            // Three unknown identifiers fail and count; the fourth attempt, for anyone, is refused there.
+            for index in 0..<3 { #expect(try await Self.wrong(client, "nobody\(index)@example.com", from: "198.51.100.30") == 401) }
+            #expect(try await Self.wrong(client, "nobody9@example.com", from: "198.51.100.30") == 429)
+            #expect(try await Self.right(client, user, from: "198.51.100.30") == 429)
+            // Another block is untouched.
+            #expect(try await Self.right(client, user, from: "198.51.100.31") == 200)
+        }
+    }
 }

@@ -2,6 +2,7 @@ import Argon2
 import Foundation
 import GatehouseCore
 import GatehouseServer
+import GatehouseStore
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting
@@ -93,6 +94,45 @@ struct PasswordTests {
             #expect(!busy.isEmpty, "\(statuses.map(\.0))")
             #expect(busy.allSatisfy { $0.1 != nil })
             #expect(statuses.allSatisfy { $0.0 == 200 || $0.0 == 503 })
+        }
+    }
+
+    @Test(
+        "CAP-1: a sign-in the hashing pool has no place for is refused with 503 before it counts, reads or writes anything; once the place is free it signs in"
+    )
+    func refusedBeforeAnything() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.hashingThreads = 1
+            $0.hashingQueue = 0
+        }
+        let counter = server.server.persistence.statements
+        let cache = server.services.clientCache
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            #expect(try await LoginThrottleTests.right(client, user) == 200)
+            // The pool's one place, held as a sign-in in progress holds it.
+            let (taken, tookPlace) = AsyncStream<Void>.makeStream()
+            let (freed, freePlace) = AsyncStream<Void>.makeStream()
+            async let holder: Void = server.services.hasher.withPlace {
+                tookPlace.yield()
+                for await _ in freed { break }
+            }
+            for await _ in taken { break }
+            // The fewest statements of three refused sign-ins: the server's own background work
+            // (housekeeping, the outbox) may run beside one; the client's cached record is not the path's.
+            var fewest = Int.max
+            for _ in 0..<3 {
+                let (before, loads) = (counter.value, cache.loads)
+                let refused = try await client.json(
+                    .post, "/v1/login", ["client_id": TestServer.openClient, "email": user.email, "password": user.password])
+                #expect(refused.status == .serviceUnavailable, "\(refused.text)")
+                #expect(refused.headers[.retryAfter] == "1")
+                fewest = min(fewest, counter.value - before - (cache.loads - loads))
+            }
+            #expect(fewest == 0, "a refused sign-in sent \(fewest) statements")
+            freePlace.yield()
+            try await holder
+            #expect(try await LoginThrottleTests.right(client, user) == 200)
         }
     }
 }

@@ -59,4 +59,47 @@ struct AttemptLockOrderTests {
             }
         }
     }
+
+    /// Every sign-in from one address block (a NAT, an untrusted proxy, the bench's flood) used to count
+    /// on the block's one row; on PostgreSQL each held that row's lock through its commit, so they went
+    /// one at a time, each holding a pooled connection, and refreshes waited for connections.
+    @Test(
+        "THR-2: a sign-in from an address block whose counter another transaction holds locked begins and succeeds without waiting for it",
+        .enabled(if: TestDatabase.postgresURL != nil))
+    func addressBlockNotLocked() async throws {
+        try await PersistenceContractTests.withPersistence(.postgres) { db in
+            let throttle = LoginThrottle(policy: ThrottlePolicy())
+            let now = PersistenceContractTests.t0
+            let address = LoginThrottle.ipKey("192.0.2.7")
+            let (locked, lockedNow) = AsyncStream<Void>.makeStream()
+            let (done, signedIn) = AsyncStream<Void>.makeStream()
+            // A failure from the block, its transaction left open until the sign-in is through (or 10 s).
+            async let heldUntilDone: Bool = db.transaction { stores in
+                _ = try await stores.attempts.recordFailure(key: address, now: now, window: 900)
+                lockedNow.yield()
+                return await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        for await _ in done { return true }
+                        return false
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(10))
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+            }
+            for await _ in locked { break }
+            let attempt = try await db.transaction { stores in
+                try await throttle.begin(email: "grace@example.com", ip: "192.0.2.7", stores: stores, now: now)
+            }
+            try await db.transaction { stores in try await throttle.succeeded(attempt, stores: stores) }
+            signedIn.yield()
+            #expect(try await heldUntilDone, "the sign-in waited for the address block's row until the holder gave up")
+            // The block keeps the failure, and only that: the success neither counted nor gave back there.
+            #expect(try await db.read { try await $0.attempts.current(key: address, now: now, window: 900) }.count == 1)
+        }
+    }
 }

@@ -74,7 +74,11 @@ public struct AccountFlow: Sendable {
                 try await throttle.begin(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
             }
             guard case .verified = try await password.check(current, against: credential) else {
-                _ = try await services.persistence.transaction { try await $0.credentials.recordFailure(id: credential.id, at: now) }
+                _ = try await services.persistence.transaction { stores in
+                    let failures = try await stores.credentials.recordFailure(id: credential.id, at: now)
+                    try await throttle.failed(attempt, stores: stores, now: now)
+                    return failures
+                }
                 throw GatehouseError.validation(
                     field: "current_password", code: .invalidCredentials, message: "The current password is wrong.")
             }

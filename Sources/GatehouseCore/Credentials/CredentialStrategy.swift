@@ -43,6 +43,11 @@ public protocol CredentialStrategy: Sendable {
     /// Whether sign-ins go through the account-and-address throttle. A strategy whose credentials have
     /// a stricter limit of their own (a device authenticator's three tries) may leave it out.
     var usesSignInThrottle: Bool { get }
+
+    /// Runs a whole sign-in with this strategy holding the capacity its check needs, taken first (a
+    /// password holds its place in the hashing queue): a sign-in the server has no room for is refused
+    /// before anything is counted or read. Defaults to running `body` as it is.
+    func holdingCapacity<T: Sendable>(_ body: () async throws -> T) async throws -> T
 }
 
 extension CredentialStrategy {
@@ -50,6 +55,7 @@ extension CredentialStrategy {
     public func amr(for credential: CredentialRecord) -> [String] { amr }
     public func failureLimit(for credential: CredentialRecord, client: ClientRecord) -> Int? { nil }
     public var usesSignInThrottle: Bool { true }
+    public func holdingCapacity<T: Sendable>(_ body: () async throws -> T) async throws -> T { try await body() }
 }
 
 /// What checking a submission found.

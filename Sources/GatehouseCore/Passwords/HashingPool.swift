@@ -48,14 +48,24 @@ public final class HashingPool: Sendable {
     /// Thrown when the queue is full.
     public struct Saturated: Error {}
 
+    /// The pool whose place the current task holds (``withPlace(_:)``): its hashes use that place.
+    @TaskLocal private static var heldPlace: ObjectIdentifier?
+
+    /// Runs `body` holding one place in this pool, taken before `body` starts: a caller the pool has no
+    /// room for is refused at once, before it has counted, read or written anything, and the hashes
+    /// `body` runs (one at a time) use this place instead of queueing for another.
+    public func withPlace<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard admit() else { throw Saturated() }
+        defer { leave() }
+        return try await Self.$heldPlace.withValue(ObjectIdentifier(self)) { try await body() }
+    }
+
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let admitted = inFlight.withLock { count -> Bool in
-            guard count < threads + maxQueued else { return false }
-            count += 1
-            return true
+        let holdsPlace = Self.heldPlace == ObjectIdentifier(self)
+        if !holdsPlace {
+            guard admit() else { throw Saturated() }
         }
-        guard admitted else { throw Saturated() }
-        defer { inFlight.withLock { $0 -= 1 } }
+        defer { if !holdsPlace { leave() } }
         return try await pool.runIfActive {
             Self.lowerPriorityOfCurrentThread()
             return try work()
@@ -91,7 +101,17 @@ public final class HashingPool: Sendable {
         #endif
     }
 
-    /// Jobs running or waiting now.
+    private func admit() -> Bool {
+        inFlight.withLock { count -> Bool in
+            guard count < threads + maxQueued else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    private func leave() { inFlight.withLock { $0 -= 1 } }
+
+    /// Places taken now: jobs running or waiting, and sign-ins holding a place for theirs.
     public var load: Int { inFlight.withLock { $0 } }
 
     public func shutdown() async {

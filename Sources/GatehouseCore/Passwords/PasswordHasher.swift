@@ -86,12 +86,24 @@ public struct PasswordHasher: Sendable {
         _ = try await verify(password, against: dummyHash)
     }
 
+    /// Runs `body` (a sign-in) holding its place in the hashing queue, or answers 503 at once when
+    /// there is none (``HashingPool/withPlace(_:)``).
+    public func withPlace<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await pool.withPlace(body)
+        } catch is HashingPool.Saturated {
+            throw Self.busy
+        }
+    }
+
     private func run<T: Sendable>(_ work: @escaping @Sendable (Argon2.Workspace) throws -> T) async throws -> T {
         do {
             return try await pool.runHashing(work)
         } catch is HashingPool.Saturated {
-            // One queue's worth of hashes, rounded up: about when a slot frees again.
-            throw GatehouseError.busy(retryAfter: 1)
+            throw Self.busy
         }
     }
+
+    /// One queue's worth of hashes, rounded up: about when a place frees again.
+    private static var busy: GatehouseError { .busy(retryAfter: 1) }
 }

@@ -25,8 +25,11 @@ public struct ThrottlePolicy: Sendable, Hashable {
 
 /// One counted sign-in attempt, to be settled when it succeeds (a failure stays counted).
 public struct LoginAttempt: Sendable {
+    /// The pair's and the account's counters, counted before the check.
     let keys: [String]
     let pairKey: String
+    /// The address block's counter, counted only when the attempt fails.
+    let addressKey: String?
 }
 
 /// Login throttling on top of the attempt store.
@@ -43,26 +46,47 @@ public struct LoginThrottle: Sendable {
         "login:pair:" + Secrets.sha256Hex(email) + ":" + (ip.map(AddressBlock.of) ?? "-")
     }
 
-    /// Counts the attempt on the pair, the account and the address *before* anything is checked
-    /// (count, then compare): however many arrive at once, on however many nodes, at most the limit
-    /// are ever checked. Past a limit it throws 429; call it inside a transaction, so that refusal
-    /// rolls the counts back and a refused attempt is not a failure.
+    /// Counts the attempt on the pair and the account *before* anything is checked (count, then
+    /// compare): however many arrive at once, on however many nodes, at most the limit are ever
+    /// checked against one account. Past a limit it throws 429; call it inside a transaction, so that
+    /// refusal rolls the counts back and a refused attempt is not a failure.
+    ///
+    /// The address block is only read here and counted by ``failed(_:stores:)``. Every sign-in from one
+    /// block (a NAT, a proxy whose `X-Forwarded-For` is not trusted, a load test) would otherwise
+    /// count on one row: on PostgreSQL each holds that row's lock through its commit, so sign-ins
+    /// queued on it one at a time, each holding a pooled connection, and token refreshes waited for
+    /// connections behind them (THR-2). The price: attempts already past this read when the limit is
+    /// reached are still checked, so the block's bound is its limit plus the sign-ins in flight (at
+    /// most the hashing pool's threads and queue); the account's bounds stay exact.
     public func begin(email: String, ip: String?, stores: any Stores, now: Date) async throws -> LoginAttempt {
-        var limits = [
+        let limits = [
             (Self.pairKey(email, ip: ip), policy.maxFailuresPerAccount), (Self.accountKey(email), policy.maxFailuresPerAccountTotal),
         ]
-        if let ip { limits.append((Self.ipKey(ip), policy.maxFailuresPerIP)) }
+        let addressKey = ip.map(Self.ipKey)
+        if let addressKey {
+            let failures = try await stores.attempts.current(key: addressKey, now: now, window: policy.window)
+            if failures.count >= policy.maxFailuresPerIP {
+                throw GatehouseError.rateLimited(retryAfter: retryAfter(failures, now: now))
+            }
+        }
         let counts = try await stores.attempts.recordFailures(keys: limits.map(\.0), now: now, window: policy.window)
         for (key, limit) in limits {
             if let count = counts[key], count.count > limit {
                 throw GatehouseError.rateLimited(retryAfter: retryAfter(count, now: now))
             }
         }
-        return LoginAttempt(keys: limits.map(\.0), pairKey: limits[0].0)
+        return LoginAttempt(keys: limits.map(\.0), pairKey: limits[0].0, addressKey: addressKey)
     }
 
-    /// The attempt succeeded: the pair starts over, and the account and the address take the attempt
-    /// back (a success is not a failure).
+    /// The attempt failed (an unknown identifier or a wrong secret): its address block counts it. The
+    /// account's counters counted it already in ``begin(email:ip:stores:now:)``.
+    public func failed(_ attempt: LoginAttempt, stores: any Stores, now: Date) async throws {
+        guard let addressKey = attempt.addressKey else { return }
+        _ = try await stores.attempts.recordFailure(key: addressKey, now: now, window: policy.window)
+    }
+
+    /// The attempt succeeded: the pair starts over, and the account takes the attempt back (a success
+    /// is not a failure).
     public func succeeded(_ attempt: LoginAttempt, stores: any Stores) async throws {
         // In ascending key order, as every use of the counters takes them: this runs at the end of
         // the sign-in's transaction, holding each row until it commits, while other sign-ins of the
@@ -76,7 +100,7 @@ public struct LoginThrottle: Sendable {
         }
     }
 
-    /// The attempt was never checked (no capacity): every counter takes it back.
+    /// The attempt was never checked (no capacity): the account's counters take it back.
     public func abandoned(_ attempt: LoginAttempt, stores: any Stores) async throws {
         try await stores.attempts.release(keys: attempt.keys)
     }

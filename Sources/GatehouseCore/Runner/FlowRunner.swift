@@ -73,19 +73,22 @@ public struct FlowRunner: Sendable {
         let meta = request.meta
         if let action = strategy.botChallenge { try await services.botChallenge.require(action, client: client, meta: meta) }
         let hooks = services.hooks
-        let admitted = try await strategy.admit(submission, client: client, meta: meta, hooked: hooks.hasBeforeHooks)
-        let hook = strategy.beforeHook(admitted)
-        let changes: HookChanges
-        do {
-            changes = try await hooks.before(
-                HookEvent(
-                    point: hook.point, clientID: client.id, method: hook.method, identifier: hook.identifier, userID: hook.userID,
-                    profile: hook.profile, customData: request.customData ?? hook.customData, meta: meta))
-        } catch {
-            await strategy.abandon(admitted)
-            throw error
+        // The before-hook runs inside too: a place is held from the first count to the check.
+        let (changes, proof) = try await strategy.holdingCapacity { () async throws -> (HookChanges, S.Proof) in
+            let admitted = try await strategy.admit(submission, client: client, meta: meta, hooked: hooks.hasBeforeHooks)
+            let hook = strategy.beforeHook(admitted)
+            let changes: HookChanges
+            do {
+                changes = try await hooks.before(
+                    HookEvent(
+                        point: hook.point, clientID: client.id, method: hook.method, identifier: hook.identifier, userID: hook.userID,
+                        profile: hook.profile, customData: request.customData ?? hook.customData, meta: meta))
+            } catch {
+                await strategy.abandon(admitted)
+                throw error
+            }
+            return (changes, try await strategy.prove(submission, admitted: admitted, client: client, meta: meta))
         }
-        let proof = try await strategy.prove(submission, admitted: admitted, client: client, meta: meta)
 
         let now = services.clock.now()
         let starter = services.starter

@@ -42,10 +42,16 @@ public protocol SignInStrategy: Sendable {
     func account(
         for proof: Proof, changes: HookChanges, client: ClientRecord, now: Date, stores: any Stores
     ) async throws -> AccountMatch
+
+    /// Runs `body` (from ``admit(_:client:meta:hooked:)`` to ``prove(_:admitted:client:meta:)``) holding
+    /// what the check will need, taken first: a sign-in without it is refused before anything is
+    /// counted. Defaults to running `body` as it is.
+    func holdingCapacity<T: Sendable>(_ body: () async throws -> T) async throws -> T
 }
 
 extension SignInStrategy {
     public func abandon(_ admitted: Admitted) async {}
+    public func holdingCapacity<T: Sendable>(_ body: () async throws -> T) async throws -> T { try await body() }
     public var botChallenge: BotChallenge.Action? { nil }
 }
 

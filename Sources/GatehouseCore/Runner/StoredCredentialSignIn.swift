@@ -55,6 +55,10 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
         return Admitted(identifier: identifier, shown: shown, attempt: attempt, found: found)
     }
 
+    func holdingCapacity<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await strategy.holdingCapacity(body)
+    }
+
     func beforeHook(_ admitted: Admitted) -> SignInHook {
         SignInHook(point: .login, method: strategy.type.rawValue, identifier: admitted.shown, userID: admitted.found?.user.id)
     }
@@ -71,6 +75,7 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
         // Unknown identifier and wrong secret do the same work and give the same answer.
         guard let (user, credential) = admitted.found else {
             try await givingBackWhenBusy(admitted) { try await strategy.verifyUnknown(submission) }
+            try await countFailure(admitted, now: now)
             await logFailure("sign-in failed", client: client, account: shown, meta: meta)
             throw GatehouseError.invalidCredentials
         }
@@ -82,6 +87,7 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
             if let limit { try await reserveAttempt(on: credential, limit: limit, now: now, removal: removal) } else { nil }
         let verification = try await givingBackWhenBusy(admitted) { try await strategy.verify(submission, against: credential) }
         guard case .verified(let upgradedConfig) = verification else {
+            try await countFailure(admitted, now: now)
             // The throttle counted this attempt already; the credential keeps its own count too.
             if let limit, let reserved {
                 try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
@@ -191,6 +197,14 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
                 at: services.clock.now(), type: throttled ? AuditEvent.signInThrottled : AuditEvent.signInFailed, clientID: client.id,
                 method: strategy.type.rawValue, reason: throttled ? "rate_limited" : "invalid_credentials", account: account,
                 addressBlock: address, userAgent: meta.userAgent, requestID: meta.requestID))
+    }
+
+    /// A failed attempt counts on its address block (the account's counters have it already), in a
+    /// statement of its own: the block's row is shared by every sign-in from there.
+    private func countFailure(_ admitted: Admitted, now: Date) async throws {
+        guard let attempt = admitted.attempt else { return }
+        let throttle = services.throttle
+        try await services.persistence.write { try await throttle.failed(attempt, stores: $0, now: now) }
     }
 
     /// A check the server had no capacity for (503) was no attempt: the counters take it back.
