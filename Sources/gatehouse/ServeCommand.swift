@@ -59,6 +59,10 @@ struct ServeCommand: AsyncParsableCommand {
     var otlpEndpoint: String?
     @OptionGroup var argon2: Argon2Options
     @Option(
+        name: .customLong("hashing-threads"),
+        help: "Threads that hash passwords, at nice +10 (GATEHOUSE_HASHING_THREADS; default: one per core)")
+    var hashingThreads: Int?
+    @Option(
         name: .customLong("hashing-queue"),
         help: "Password hashes allowed to wait before logins get 503 (GATEHOUSE_HASHING_QUEUE; default 64)")
     var hashingQueue: Int?
@@ -189,6 +193,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         c.serviceName = Env.value(nil, "OTEL_SERVICE_NAME") ?? c.serviceName
         c.argon2 = try argon2.resolve(c.argon2)
+        if let t = try int(hashingThreads.map(String.init), "GATEHOUSE_HASHING_THREADS") {
+            guard t >= 1 else { throw ValidationError("GATEHOUSE_HASHING_THREADS must be at least 1") }
+            c.hashingThreads = t
+        }
         if let q = try int(hashingQueue.map(String.init), "GATEHOUSE_HASHING_QUEUE") { c.hashingQueue = q }
         if let g = Env.value(refreshGrace.map { String($0) }, "GATEHOUSE_REFRESH_GRACE") {
             guard let v = Double(g), v >= 0 else { throw ValidationError("GATEHOUSE_REFRESH_GRACE must be seconds") }

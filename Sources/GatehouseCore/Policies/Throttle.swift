@@ -51,7 +51,7 @@ public struct LoginThrottle: Sendable {
     /// checked against one account. Past a limit it throws 429; call it inside a transaction, so that
     /// refusal rolls the counts back and a refused attempt is not a failure.
     ///
-    /// The address block is only read here and counted by ``failed(_:stores:)``. Every sign-in from one
+    /// The address block is only read here and counted by ``failed(_:stores:now:)``. Every sign-in from one
     /// block (a NAT, a proxy whose `X-Forwarded-For` is not trusted, a load test) would otherwise
     /// count on one row: on PostgreSQL each holds that row's lock through its commit, so sign-ins
     /// queued on it one at a time, each holding a pooled connection, and token refreshes waited for

@@ -87,10 +87,15 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
             if let limit { try await reserveAttempt(on: credential, limit: limit, now: now, removal: removal) } else { nil }
         let verification = try await givingBackWhenBusy(admitted) { try await strategy.verify(submission, against: credential) }
         guard case .verified(let upgradedConfig) = verification else {
-            try await countFailure(admitted, now: now)
-            // The throttle counted this attempt already; the credential keeps its own count too.
+            // The throttle counted this attempt already; the credential keeps its own count too, first:
+            // it decides removal and flags, and the address block's count cannot stand in its way.
             if let limit, let reserved {
-                try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
+                do {
+                    try await rejectLimited(credential, limit: limit, reserved: reserved, now: now, removal: removal)
+                } catch {
+                    try? await countFailure(admitted, now: now)
+                    throw error
+                }
             }
             _ = try await services.persistence.transaction { stores in
                 if case .flagged(let config) = verification {
@@ -105,6 +110,7 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
                 }
                 return try await stores.credentials.recordFailure(id: credential.id, at: now)
             }
+            try await countFailure(admitted, now: now)
             await logFailure("sign-in failed", client: client, account: shown, meta: meta)
             throw GatehouseError.invalidCredentials
         }
