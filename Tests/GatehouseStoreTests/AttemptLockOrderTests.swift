@@ -73,7 +73,9 @@ struct AttemptLockOrderTests {
             let address = LoginThrottle.ipKey("192.0.2.7")
             let (locked, lockedNow) = AsyncStream<Void>.makeStream()
             let (done, signedIn) = AsyncStream<Void>.makeStream()
-            // A failure from the block, its transaction left open until the sign-in is through (or 10 s).
+            // A failure from the block, its transaction left open until the sign-in is through, or for 60 s:
+            // alone the sign-in takes under a second; with the whole suite beside a soak on two cores, 10 s
+            // was once not enough for one that never waited on the row.
             async let heldUntilDone: Bool = db.transaction { stores in
                 _ = try await stores.attempts.recordFailure(key: address, now: now, window: 900)
                 lockedNow.yield()
@@ -83,7 +85,7 @@ struct AttemptLockOrderTests {
                         return false
                     }
                     group.addTask {
-                        try? await Task.sleep(for: .seconds(10))
+                        try? await Task.sleep(for: .seconds(60))
                         return false
                     }
                     let first = await group.next() ?? false

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 @testable import GatehouseStore
 import Testing
 
@@ -21,5 +22,17 @@ struct ColumnsTests {
         #expect(
             try Columns.decodeStrings(#"["a",]"#) == (try? JSONDecoder().decode([String].self, from: Data(#"["a",]"#.utf8))) ?? ["<threw>"])
         #expect(throws: (any Error).self) { try Columns.decodeStrings("[a]") }
+    }
+
+    @Test("A profile reads the same through the empty-profile shortcut as through JSONDecoder")
+    func profiles() throws {
+        let empty = String(decoding: try JSONEncoder().encode(Profile()), as: UTF8.self)
+        #expect(empty == "{}")
+        #expect(try Columns.decodeProfile(empty) == Profile())
+        let full = Profile(name: "Ada Lovelace", givenName: "Ada", metadata: ["team": .string("engines")])
+        let text = String(decoding: try JSONEncoder().encode(full), as: UTF8.self)
+        #expect(try Columns.decodeProfile(text) == full)
+        #expect(try Columns.decodeProfile("{ }") == Profile())
+        #expect(throws: (any Error).self) { try Columns.decodeProfile("{") }
     }
 }

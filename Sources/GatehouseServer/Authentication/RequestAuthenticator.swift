@@ -49,7 +49,7 @@ extension Request {
                 throw GatehouseError.invalidDPoPProof("A request carries one DPoP proof.").atProtectedRoute
             }
             return PresentedToken(
-                token: String(parts[1]).trimmingCharacters(in: .whitespaces), scheme: scheme, proof: proofs.first,
+                token: Request.credentials(parts[1]), scheme: scheme, proof: proofs.first,
                 method: method.rawValue, path: uri.path)
         }
     }
@@ -59,6 +59,15 @@ extension Request {
         guard let header = headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+        return Request.credentials(parts[1])
+    }
+
+    /// The credentials after the scheme, without surrounding whitespace. A token never starts or ends
+    /// with a space, a tab or a non-ASCII byte, so it is taken as it is; only one that does goes through
+    /// Foundation's trimming, which on every bearer request was 5 % of a `/v1/me`.
+    private static func credentials(_ raw: Substring) -> String {
+        func plain(_ byte: UInt8?) -> Bool { byte.map { $0 > 0x20 && $0 < 0x80 } ?? true }
+        guard plain(raw.utf8.first), plain(raw.utf8.last) else { return String(raw).trimmingCharacters(in: .whitespaces) }
+        return String(raw)
     }
 }

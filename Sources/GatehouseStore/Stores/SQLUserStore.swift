@@ -88,7 +88,7 @@ struct SQLUserStore: UserStore {
             id: try row.uuid(prefix + "id"), email: try row.optionalString(prefix + "email"),
             emailVerified: try row.bool(prefix + "email_verified"),
             phone: try row.optionalString(prefix + "phone"), phoneVerified: try row.bool(prefix + "phone_verified"),
-            profile: try Columns.decodeJSON(Profile.self, try row.string(prefix + "profile")),
+            profile: try Columns.decodeProfile(try row.string(prefix + "profile")),
             appMetadata: try row.optionalString(prefix + "app_metadata").map { try Columns.decodeJSON([String: JSONValue].self, $0) },
             state: UserState(rawValue: try row.string(prefix + "state")), createdAt: try row.date(prefix + "created_at"),
             updatedAt: try row.date(prefix + "updated_at"), lastLoginAt: try row.optionalDate(prefix + "last_login_at"),
