@@ -146,7 +146,7 @@ struct OAuthRoutes: Sendable {
     }
 
     /// A Basic credential's half, percent-decoded (RFC 6749 §2.3.1). Without a `%` there is nothing to
-    /// decode, and Foundation's decoding was 3 % of an introspection.
+    /// decode, and Foundation's decoding was 1.5 % of an introspection.
     private static func percentDecoded(_ text: Substring) -> String {
         guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         return String(text).removingPercentEncoding ?? ""
