@@ -181,7 +181,9 @@ let package = Package(
         .testTarget(
             name: "GatehouseCoreTests",
             dependencies: ["GatehouseCore", "GatehouseTesting", "Argon2"]),
-        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
+        .testTarget(
+            name: "GatehouseStoreTests",
+            dependencies: ["GatehouseStore", "GatehouseTesting", .product(name: "SQLKit", package: "sql-kit")]),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [

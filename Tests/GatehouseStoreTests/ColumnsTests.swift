@@ -1,6 +1,8 @@
 import Foundation
 import GatehouseAPI
+import GatehouseTesting
 @testable import GatehouseStore
+import SQLKit
 import Testing
 
 @Suite("Column codecs")
@@ -34,5 +36,27 @@ struct ColumnsTests {
         #expect(try Columns.decodeProfile(text) == full)
         #expect(try Columns.decodeProfile("{ }") == Profile())
         #expect(throws: (any Error).self) { try Columns.decodeProfile("{") }
+    }
+
+    @Test(
+        "COL-1: nullable columns read through each driver: null is nil, a value is itself, a column the row lacks throws",
+        arguments: TestDatabase.available)
+    func nullableColumns(database: TestDatabase) async throws {
+        try await PersistenceContractTests.withPersistence(database) { db in
+            let read: [String] = try await db.readDatabase { sql in
+                let row = try #require(
+                    try await sql.raw("SELECT CAST(NULL AS TEXT) AS a, 'x' AS b, CAST(5 AS BIGINT) AS c, CAST(NULL AS BIGINT) AS d").first()
+                )
+                var missing: [String] = []
+                for read in [{ _ = try row.optionalString("absent") }, { _ = try row.optionalInt("absent") }] {
+                    do { try read() } catch StoreDecodingError.missingColumn(let column) { missing.append(column) }
+                }
+                return [
+                    "\(String(describing: try row.optionalString("a")))", "\(String(describing: try row.optionalString("b")))",
+                    "\(String(describing: try row.optionalInt("c")))", "\(String(describing: try row.optionalInt("d")))",
+                ] + missing
+            }
+            #expect(read == ["nil", #"Optional("x")"#, "Optional(5)", "nil", "absent", "absent"])
+        }
     }
 }

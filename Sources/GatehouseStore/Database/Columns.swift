@@ -63,9 +63,16 @@ extension SQLRow {
     func string(_ column: String) throws -> String { try decode(column: column, as: String.self) }
     // An optional is asked as "is it null?" and then as its wrapped type: decoding `String?` itself goes
     // through the drivers' generic decoder for every column, and was 1 % of a `/v1/me`.
-    func optionalString(_ column: String) throws -> String? { try decodeNil(column: column) ? nil : string(column) }
+    func optionalString(_ column: String) throws -> String? { try isNull(column) ? nil : string(column) }
     func int(_ column: String) throws -> Int { try decode(column: column, as: Int.self) }
-    func optionalInt(_ column: String) throws -> Int? { try decodeNil(column: column) ? nil : int(column) }
+    func optionalInt(_ column: String) throws -> Int? { try isNull(column) ? nil : int(column) }
+    /// Both drivers answer `decodeNil` with true for a column the row does not have; decoding an
+    /// optional threw for that, and still does: a query that forgot a column is a bug, not a null.
+    private func isNull(_ column: String) throws -> Bool {
+        guard try decodeNil(column: column) else { return false }
+        guard contains(column: column) else { throw StoreDecodingError.missingColumn(column) }
+        return true
+    }
     func bool(_ column: String) throws -> Bool { try int(column) != 0 }
     func date(_ column: String) throws -> Date { Columns.date(try int(column)) }
     func optionalDate(_ column: String) throws -> Date? { try optionalInt(column).map(Columns.date) }
@@ -83,5 +90,6 @@ extension SQLRow {
 
 enum StoreDecodingError: Error {
     case badUUID(String)
+    case missingColumn(String)
     case badValue(String)
 }
