@@ -73,13 +73,8 @@ public struct AccountFlow: Sendable {
             let attempt = try await services.persistence.transaction { stores in
                 try await throttle.begin(email: throttleKey, ip: meta.ipAddress, stores: stores, now: now)
             }
-            let verification: CredentialVerification
-            do {
-                verification = try await password.check(current, against: credential)
-            } catch let error as GatehouseError where error.code == .serverBusy {
-                // No capacity to check it (503): not an attempt, so the counts go back.
-                try? await services.persistence.transaction { try await throttle.abandoned(attempt, stores: $0) }
-                throw error
+            let verification = try await throttle.givingBackWhenBusy(attempt, persistence: services.persistence) {
+                try await password.check(current, against: credential)
             }
             guard case .verified = verification else {
                 _ = try await services.persistence.transaction { stores in

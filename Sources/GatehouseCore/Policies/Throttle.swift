@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAPI
 
 /// Limits on failed attempts, counted in the database so that every node shares them.
 public struct ThrottlePolicy: Sendable, Hashable {
@@ -103,6 +104,19 @@ public struct LoginThrottle: Sendable {
     /// The attempt was never checked (no capacity): the account's counters take it back.
     public func abandoned(_ attempt: LoginAttempt, stores: any Stores) async throws {
         try await stores.attempts.release(keys: attempt.keys)
+    }
+
+    /// Runs an attempt's check. One the server had no capacity for (503) was no attempt: its counts go
+    /// back, in a transaction of their own, and the 503 goes on.
+    public func givingBackWhenBusy<T: Sendable>(
+        _ attempt: LoginAttempt?, persistence: any Persistence, _ check: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await check()
+        } catch let error as GatehouseError where error.code == .serverBusy {
+            if let attempt { try? await persistence.transaction { try await self.abandoned(attempt, stores: $0) } }
+            throw error
+        }
     }
 
     /// After a password reset: the account's counters for everyone and this address start over.

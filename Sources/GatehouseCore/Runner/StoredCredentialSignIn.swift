@@ -215,12 +215,7 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
 
     /// A check the server had no capacity for (503) was no attempt: the counters take it back.
     private func givingBackWhenBusy<T: Sendable>(_ admitted: Admitted, _ check: () async throws -> T) async throws -> T {
-        do {
-            return try await check()
-        } catch let error as GatehouseError where error.code == .serverBusy {
-            await abandon(admitted)
-            throw error
-        }
+        try await services.throttle.givingBackWhenBusy(admitted.attempt, persistence: services.persistence, check)
     }
 
     /// Deletes a spent credential and ends every session it started, together.
