@@ -82,6 +82,38 @@ struct LoginThrottleTests {
         }
     }
 
+    @Test("A password change whose current-password check is refused for capacity (503) is not counted as a failure")
+    func busyPasswordChangeIsNotAFailure() async throws {
+        let server = try await TestServer.startOpen(.sqlite) {
+            $0.hashingThreads = 1
+            $0.hashingQueue = 0
+            $0.argon2 = .init(memoryKiB: 8192, iterations: 3, parallelism: 1)
+            $0.maxFailuresPerAccount = 3
+        }
+        try await server.withRouter { client in
+            let user = try await signUp(client)
+            // Three wrong current passwords at once: the one hashing thread takes one, the others get 503.
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for i in 0..<3 {
+                    group.addTask {
+                        try await Int(
+                            client.json(
+                                .put, "/v1/me/password", ["current_password": "wrong guess \(i)", "password": "a new long secret"],
+                                bearer: user.accessToken
+                            ).status.code)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.contains(503), "no capacity refusal happened: \(statuses)")
+            #expect(statuses.filter { $0 == 503 }.count + statuses.filter { (400..<500).contains($0) }.count == 3, "\(statuses)")
+            // Had the 503s been counted, the account would be at its limit of 3 and this would be 429.
+            let changed = try await client.json(
+                .put, "/v1/me/password", ["current_password": user.password, "password": "a new long secret"], bearer: user.accessToken)
+            #expect(changed.status.code < 300, "\(changed.text)")
+        }
+    }
+
     @Test("A stranger's guesses lock out the stranger's address, not the owner's; the backstop stops many addresses")
     func perAddress() async throws {
         let server = try await TestServer.startOpen(.sqlite) {
