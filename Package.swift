@@ -70,10 +70,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // One C function: SQLite's plan stability switch, which Swift cannot call (variadic).
+        .target(name: "CSQLitePlanStability"),
         .target(
             name: "GatehouseStore",
             dependencies: [
-                "GatehouseCore", "GatehouseAPI",
+                "GatehouseCore", "GatehouseAPI", "CSQLitePlanStability",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),

@@ -70,7 +70,22 @@ public enum Subprocess {
             guard let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count, open > 1000 else { break }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        try process.run()
+        try withSignalsUnblocked { try process.run() }
+    }
+
+    /// A child starts with the signal mask of the thread that spawned it, and Swift concurrency runs
+    /// on libdispatch's worker threads, which block nearly every signal. Started from a test, a Python
+    /// receiver had SIGTERM blocked: `terminate()` did nothing, it outlived its test, and it held the
+    /// write end of another test's pipe it had inherited in the moment between that pipe's creation and
+    /// its own spawn, so that test's read to the end (QR-1's `zbarimg`) never ended. The mask is
+    /// emptied for the spawn and put back at once.
+    private static func withSignalsUnblocked<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t()
+        var previous = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return try body()
     }
 }
 

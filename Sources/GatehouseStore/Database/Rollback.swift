@@ -1,6 +1,5 @@
 import Logging
 import SQLKit
-import SQLiteNIO
 
 /// The one rollback of a failed transaction, for the SQLite write queue and PostgreSQL's transactions.
 enum Rollback {
@@ -10,7 +9,7 @@ enum Rollback {
     static func run(_ db: any SQLDatabase, logger: Logger) async {
         do {
             try await db.raw("ROLLBACK").run()
-        } catch let error as SQLiteError where error.message.contains("no transaction is active") {
+        } catch let error as SQLiteStatementError where error.message.contains("no transaction is active") {
             logger.debug("rollback: SQLite had already rolled the transaction back")
         } catch  where StorageFaults.code(of: error) != nil {
             // The connection is gone (the storage episode is logged once): so is its transaction.

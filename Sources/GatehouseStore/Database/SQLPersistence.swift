@@ -23,7 +23,7 @@ public final class SQLPersistence: Persistence {
     public let statements = StatementCounter()
 
     enum Backend: Sendable {
-        case sqlite(writer: SQLiteConnection, writes: SQLiteWriteQueue, readers: SQLiteReaderPool)
+        case sqlite(writer: CachingSQLiteConnection, writes: SQLiteWriteQueue, readers: SQLiteReaderPool)
         case postgres(client: PostgresClient, runner: Task<Void, Never>)
     }
 
@@ -40,47 +40,31 @@ public final class SQLPersistence: Persistence {
         if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
-        let loop = MultiThreadedEventLoopGroup.singleton.any()
         // Every connection opened so far, closed again if a later step fails: a read-only file or a
         // full disk is a clear start-up error, not a connection left open.
-        var opened: [SQLiteConnection] = []
-        func connect() async throws -> SQLiteConnection {
-            let connection = try await SQLiteConnection.open(
-                storage: .file(path: path), threadPool: .singleton, logger: logger, on: loop
-            ).get()
-            opened.append(connection)
-            // FULL: a 2xx means committed, even across a power cut. busy_timeout covers the CLI writing
-            // while a server runs.
-            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"] {
-                _ = try await connection.query(pragma).get()
-            }
-            return connection
-        }
-        let writer: SQLiteConnection
-        var readerConnections: [SQLiteConnection] = []
+        var opened: [CachingSQLiteConnection] = []
+        let writer: CachingSQLiteConnection
         do {
-            writer = try await connect()
-            _ = try await writer.query("PRAGMA journal_mode = WAL").get()
+            writer = try await CachingSQLiteConnection.open(path: path, role: .writer, logger: logger)
+            opened.append(writer)
             // A read-only file or directory opens without complaint and fails at the first write: find
             // out now, while an operator is watching the start.
-            _ = try await writer.query("BEGIN IMMEDIATE").get()
-            _ = try await writer.query("COMMIT").get()
+            try await writer.sql().raw("BEGIN IMMEDIATE").run()
+            try await writer.sql().raw("COMMIT").run()
             for _ in 0..<max(1, readers) {
-                let reader = try await connect()
-                _ = try await reader.query("PRAGMA query_only = ON").get()
-                readerConnections.append(reader)
+                opened.append(try await CachingSQLiteConnection.open(path: path, role: .reader, logger: logger))
             }
         } catch {
-            for connection in opened { try? await connection.close() }
+            for connection in opened { await connection.close() }
             guard let code = StorageFaults.code(of: error) else { throw error }
-            throw StorageOpenError(path: path, code: code, detail: (error as? SQLiteError)?.message ?? "\(error)")
+            throw StorageOpenError(path: path, code: code, detail: (error as? SQLiteStatementError)?.message ?? "\(error)")
         }
         return SQLPersistence(
             dialect: .sqlite,
             backend: .sqlite(
                 writer: writer,
-                writes: SQLiteWriteQueue(db: writer.sql(queryLogLevel: nil), begin: Dialect.sqlite.begin, logger: logger),
-                readers: SQLiteReaderPool(readerConnections)),
+                writes: SQLiteWriteQueue(db: writer.sql(), begin: Dialect.sqlite.begin, logger: logger),
+                readers: SQLiteReaderPool(Array(opened.dropFirst()))),
             logger: logger)
     }
 
@@ -123,7 +107,7 @@ public final class SQLPersistence: Persistence {
     func readDatabase<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         switch backend {
         case .sqlite(_, _, let readers):
-            return try await readers.withConnection { try await body(self.counted($0.sql(queryLogLevel: nil))) }
+            return try await readers.withConnection { try await body(self.counted($0.sql())) }
         case .postgres(let client, _):
             return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
                 try await body(self.counted(connection.sql(queryLogLevel: nil)))
@@ -225,10 +209,10 @@ public final class SQLPersistence: Persistence {
     public func shutdown() async {
         switch backend {
         case .sqlite(let writer, _, let readers):
-            for connection in readers.all { try? await connection.close() }
+            for reader in readers.all { await reader.close() }
             // Fold the WAL back into the main file so a stopped server leaves one file behind.
-            _ = try? await writer.query("PRAGMA wal_checkpoint(TRUNCATE)").get()
-            try? await writer.close()
+            try? await writer.sql().raw("PRAGMA wal_checkpoint(TRUNCATE)").run()
+            await writer.close()
         case .postgres(_, let runner):
             runner.cancel()
             _ = await runner.value

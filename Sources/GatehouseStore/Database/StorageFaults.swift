@@ -1,6 +1,5 @@
 import Foundation
 import PostgresNIO
-import SQLiteNIO
 import _ConnectionPoolModule
 
 /// The storage itself failing (a full disk, a read-only file or database, a lost or restarting
@@ -12,8 +11,8 @@ enum StorageFaults {
     /// nil when the error is not the storage failing.
     static func code(of error: any Error) -> String? {
         switch error {
-        case let error as SQLiteError:
-            return sqliteCode(error.reason)
+        case let error as SQLiteStatementError:
+            return error.storageCode
         case let error as PSQLError:
             return postgresCode(error)
         case is LeaseTimedOut:
@@ -33,27 +32,6 @@ enum StorageFaults {
     static func isConflict(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
         return state == "40001" || state == "40P01"
-    }
-
-    private static func sqliteCode(_ reason: SQLiteError.Reason) -> String? {
-        switch reason {
-        case .full: "sqlite_full"
-        case .readOnly, .readonlyInRecovery, .readonlyCantLock, .readonlyInRollback, .readonlyBackingMoved, .readonlyDirectory:
-            "sqlite_readonly"
-        case .ioError, .ioErrorFailedRead, .ioErrorIncompleteRead, .ioErrorFailedWrite, .ioErrorFailedSync, .ioErrorFailedDirSync,
-            .ioErrorFailedTruncate, .ioErrorFailedStat, .ioErrorFailedUnlock, .ioErrorFailedReadLock, .ioErrorFailedDelete,
-            .ioErrorNoMemory, .ioErrorFailedAccess, .ioErrorFailedLockCheck, .ioErrorFailedAdvisoryLock, .ioErrorFailedClose,
-            .ioErrorFailedSharedMemOpen, .ioErrorFailedSharedMemSize, .ioErrorFailedSharedMemMap, .ioErrorFailedDeleteNonexistent,
-            .ioErrorFailedMemoryMap, .ioErrorCantFindTempdir, .ioErrorCygwinPath, .ioErrorBadDataChecksum, .ioErrorCorruptedFilesystem:
-            "sqlite_ioerr"
-        case .cantOpen, .cantOpenDirectory, .cantOpenInvalidPath, .cantOpenCygwinPath, .cantOpenUnfollowedSymlink: "sqlite_cantopen"
-        case .busy, .busyInRecovery, .busyInSnapshot, .busyTimeout: "sqlite_busy"
-        case .noLFS: "sqlite_nolfs"
-        case .noMemory: "sqlite_nomem"
-        case .permission: "sqlite_perm"
-        case .corrupt, .corruptVirtualTable, .corruptSequenceSchema, .corruptIndex, .notADatabase: "sqlite_corrupt"
-        default: nil
-        }
     }
 
     private static func postgresCode(_ error: PSQLError) -> String? {

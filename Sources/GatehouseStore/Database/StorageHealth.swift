@@ -2,7 +2,6 @@ import Dispatch
 import GatehouseCore
 import Logging
 import PostgresNIO
-import SQLiteNIO
 import Synchronization
 
 /// Whether the storage is in a fault episode. The first failure logs one error line with its code;
@@ -97,7 +96,7 @@ final class StorageHealth: Sendable {
 
     private static func detail(_ error: any Error) -> String {
         switch error {
-        case let error as SQLiteError: error.message
+        case let error as SQLiteStatementError: error.message
         case let error as PSQLError: error.serverInfo?[.message] ?? "\(error.code)"
         default: "\(error)"
         }
