@@ -65,14 +65,17 @@ struct CachingSQLiteConnectionTests {
         }
     }
 
-    @Test("RD-2: past its bound the reader prepares and finalizes, and every statement still answers")
+    @Test("RD-2: past its bound a new statement takes the place of the one kept longest, and every statement still answers")
     func boundedCache() async throws {
         try await Self.withFile { _, reader in
+            func statement(_ n: Int) -> String { "SELECT \(n) + ? AS v" }
             for n in 0..<(CachingSQLiteConnection.capacity + 5) {
-                let row = try #require(try await reader.sql().raw("SELECT \(unsafeRaw: String(n)) + \(bind: 1) AS v").first())
-                #expect(try row.decode(column: "v", as: Int.self) == n + 1)
+                let row = try #require(try await reader.query(statement(n), [0]).first)
+                #expect(try row.decode(column: "v", as: Int.self) == n)
             }
             #expect(reader.preparedCount == CachingSQLiteConnection.capacity)
+            #expect((0..<5).allSatisfy { !reader.keeps(statement($0)) })
+            #expect(reader.keeps(statement(5)) && reader.keeps(statement(CachingSQLiteConnection.capacity + 4)))
         }
     }
 

@@ -17,9 +17,9 @@ import VaporCSQLite
 /// of them, reset after each use. (No listed package caches SQLite statements behind SQLKit; GRDB has
 /// a cache but not the SQLKit interface the stores are written to.)
 final class CachingSQLiteConnection: Sendable {
-    /// Distinct statements kept per connection; a statement past this is prepared and finalized as
-    /// sqlite-nio does. The stores' statements are fixed text, so this is a guard, not a working limit
-    /// (the migrations, run once, pass it).
+    /// Distinct statements kept per connection. A new one past this takes the place of the one kept
+    /// longest, so statements run once (the migrations, at start, on the writer) cannot keep the
+    /// stores' few dozen, which are fixed text, out for good.
     static let capacity = 128
 
     private struct Prepared {
@@ -30,6 +30,25 @@ final class CachingSQLiteConnection: Sendable {
     private struct State: ~Copyable {
         var handle: OpaquePointer?
         var cache: [String: Prepared] = [:]
+        /// The kept statements' text, the longest kept first.
+        var order: [String] = []
+
+        /// Keeps `prepared` for `sql`, finalizing the statement kept longest if there is no room.
+        mutating func keep(_ prepared: Prepared, for sql: String) {
+            if cache.count >= CachingSQLiteConnection.capacity, !order.isEmpty {
+                let oldest = order.removeFirst()
+                if let evicted = cache.removeValue(forKey: oldest) { sqlite_nio_sqlite3_finalize(evicted.statement) }
+            }
+            cache[sql] = prepared
+            order.append(sql)
+        }
+
+        /// Forgets `sql`'s statement without finalizing it (its caller does); false if it was not kept.
+        mutating func forget(_ sql: String) -> Bool {
+            guard cache.removeValue(forKey: sql) != nil else { return false }
+            order.removeAll { $0 == sql }
+            return true
+        }
     }
 
     // Every use of the handle holds this lock: sqlite3 calls on one connection never overlap, which is
@@ -117,14 +136,14 @@ final class CachingSQLiteConnection: Sendable {
 
     private func run(_ sql: String, _ binds: [SQLiteData]) throws -> [CachingSQLiteRow] {
         try state.withLock { state in
-            guard let handle = state.handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "reader is closed") }
+            guard let handle = state.handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection is closed") }
             let prepared: Prepared
             var keep = true
             if let cached = state.cache[sql] {
                 prepared = cached
             } else {
                 prepared = try Self.prepare(sql, on: handle)
-                if state.cache.count < Self.capacity { state.cache[sql] = prepared } else { keep = false }
+                state.keep(prepared, for: sql)
             }
             let statement = prepared.statement
             // Reset before the statement goes back to the cache: a statement left mid-step would hold
@@ -150,7 +169,7 @@ final class CachingSQLiteConnection: Sendable {
                 }
             } catch {
                 // A statement that failed is not kept: the next use prepares it afresh.
-                if keep, state.cache.removeValue(forKey: sql) != nil { keep = false }
+                if keep, state.forget(sql) { keep = false }
                 throw error
             }
         }
@@ -222,6 +241,7 @@ final class CachingSQLiteConnection: Sendable {
         let handle: SQLiteHandle? = state.withLock { state in
             for prepared in state.cache.values { sqlite_nio_sqlite3_finalize(prepared.statement) }
             state.cache = [:]
+            state.order = []
             defer { state.handle = nil }
             return state.handle.map(SQLiteHandle.init(raw:))
         }
@@ -236,6 +256,7 @@ final class CachingSQLiteConnection: Sendable {
         state.withLock { state in
             for prepared in state.cache.values { sqlite_nio_sqlite3_finalize(prepared.statement) }
             state.cache = [:]
+            state.order = []
             if let handle = state.handle { sqlite_nio_sqlite3_close_v2(handle) }
             state.handle = nil
         }
@@ -243,6 +264,9 @@ final class CachingSQLiteConnection: Sendable {
 
     /// Statements this connection keeps prepared: for the test that holds it to its bound.
     var preparedCount: Int { state.withLock { $0.cache.count } }
+
+    /// Whether `sql`'s statement is kept prepared: for the same test.
+    func keeps(_ sql: String) -> Bool { state.withLock { $0.cache[sql] != nil } }
 
     /// How often SQLite prepared the kept statements again by itself (a schema change, or a plan that
     /// depends on a bound value): for the tests that hold the cache to what it is for.
