@@ -6,7 +6,6 @@ import NIOPosix
 import PostgresKit
 import SQLKit
 import Tracing
-import SQLiteKit
 import Synchronization
 
 /// ``Persistence`` over SQL: SQLite (one writer connection, several readers, WAL) or PostgreSQL
