@@ -1,5 +1,4 @@
 import NIOCore
-import NIOPosix
 import PostgresNIO
 import Synchronization
 
@@ -7,36 +6,40 @@ import Synchronization
 /// cannot connect until its circuit breaker trips (tens of seconds): a client would hang that long on
 /// a stopped database. Only the wait for the lease is bounded; once the connection is handed over the
 /// work runs to its end, so a commit is never cut off between the database and the answer. A wait
-/// is given up after `wait` when the storage is known to be failing (a statement failed a moment
-/// ago), and after three times `wait` when nothing reached the database meanwhile; a pool that is
-/// busy (serving others) or slow to connect under load keeps its queue.
+/// is given up after the watch's wait when the storage is known to be failing (a statement failed a
+/// moment ago), and after three times that when nothing reached the database meanwhile; a pool that is
+/// busy (serving others) or slow to connect under load keeps its queue (``LeaseWatch``).
 /// (No listed package bounds a pool lease. A task group racing a `Task.sleep` cost about 80 µs of CPU
-/// per request on `/v1/me`; one task and an event-loop timer cost a fraction of that.)
+/// per request on `/v1/me`; a task of its own and a shared watch cost a fraction of that.)
 enum PostgresLease {
-    private final class Handed: Sendable {
-        let value = Atomic<Bool>(false)
+    /// Whether the connection was handed over, and the watch's ticket once known (0 before).
+    private final class Lease: Sendable {
+        let handed = Atomic<Bool>(false)
+        let ticket = Atomic<UInt64>(0)
     }
 
     static func with<R: Sendable>(
-        _ client: PostgresClient, wait: TimeAmount, progress: StorageHealth,
+        _ client: PostgresClient, watch: LeaseWatch,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws -> R {
-        let handed = Handed()
+        let lease = Lease()
+        // The wait is the pool's, inside `withConnection`: only cancelling the task that waits ends it,
+        // so the lease runs in a task of its own that the watch may cancel.
         let work = Task {
             try await client.withConnection { connection in
-                handed.value.store(true, ordering: .releasing)
+                lease.handed.store(true, ordering: .sequentiallyConsistent)
+                let ticket = lease.ticket.load(ordering: .sequentiallyConsistent)
+                if ticket != 0 { watch.handed(ticket) }
                 return try await body(connection)
             }
         }
-        let timer = Timer()
-        timer.arm(after: wait, since: progress.lastSuccess, tick: 1) { since, tick in
-            guard !handed.value.load(ordering: .acquiring) else { return .done }
-            if progress.lastSuccess > since { return .again(progress.lastSuccess) }
-            guard progress.failing || tick >= 3 else { return .again(since) }
-            work.cancel()
-            return .done
+        let ticket = watch.watch {
+            if !lease.handed.load(ordering: .sequentiallyConsistent) { work.cancel() }
         }
-        defer { timer.cancel() }
+        lease.ticket.store(ticket, ordering: .sequentiallyConsistent)
+        // Either the task saw the ticket or this sees the hand-over: the watch forgets it at once.
+        if lease.handed.load(ordering: .sequentiallyConsistent) { watch.handed(ticket) }
+        defer { watch.handed(ticket) }
         do {
             return try await withTaskCancellationHandler {
                 try await work.value
@@ -44,33 +47,9 @@ enum PostgresLease {
                 work.cancel()
             }
         } catch {
-            // Cancelled while still waiting for the pool, by the timer rather than by the caller.
-            if !handed.value.load(ordering: .acquiring), !Task.isCancelled { throw LeaseTimedOut() }
+            // Cancelled while still waiting for the pool, by the watch rather than by the caller.
+            if !lease.handed.load(ordering: .sequentiallyConsistent), !Task.isCancelled { throw LeaseTimedOut() }
             throw error
-        }
-    }
-
-    /// An event-loop timer that may re-arm itself; cancelled once the work is done.
-    private final class Timer: Sendable {
-        enum Next {
-            case done
-            case again(UInt64)
-        }
-
-        private let scheduled = Mutex<Scheduled<Void>?>(nil)
-        private let cancelled = Atomic<Bool>(false)
-
-        func arm(after wait: TimeAmount, since: UInt64, tick: Int, _ fire: @escaping @Sendable (UInt64, Int) -> Next) {
-            let task = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: wait) { [self] in
-                guard !cancelled.load(ordering: .relaxed) else { return }
-                if case .again(let mark) = fire(since, tick) { arm(after: wait, since: mark, tick: tick + 1, fire) }
-            }
-            scheduled.withLock { $0 = task }
-        }
-
-        func cancel() {
-            cancelled.store(true, ordering: .relaxed)
-            scheduled.withLock { $0?.cancel() }
         }
     }
 }

@@ -18,6 +18,8 @@ public final class SQLPersistence: Persistence {
     static let leaseWait: TimeAmount = .seconds(5)
     /// Storage faults answered as 503, logged once per episode.
     let health: StorageHealth
+    /// PostgreSQL leases waiting for the pool, given up after ``leaseWait``.
+    let leases: LeaseWatch
     /// Every statement sent through the stores, reads, writes and transactions' BEGIN and COMMIT.
     public let statements = StatementCounter()
 
@@ -30,7 +32,9 @@ public final class SQLPersistence: Persistence {
         self.dialect = dialect
         self.backend = backend
         self.logger = logger
-        self.health = StorageHealth(logger: logger)
+        let health = StorageHealth(logger: logger)
+        self.health = health
+        self.leases = LeaseWatch(wait: Self.leaseWait, lastSuccess: { health.lastSuccess }, failing: { health.failing })
     }
 
     static func openSQLite(path: String, readers: Int, logger: Logger) async throws -> SQLPersistence {
@@ -108,7 +112,7 @@ public final class SQLPersistence: Persistence {
         case .sqlite(_, _, let readers):
             return try await readers.withConnection { try await body(self.counted($0.sql())) }
         case .postgres(let client, _):
-            return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
+            return try await PostgresLease.with(client, watch: leases) { connection in
                 try await body(self.counted(connection.sql(queryLogLevel: nil)))
             }
         }
@@ -159,7 +163,7 @@ public final class SQLPersistence: Persistence {
                 // The writer queue commits in groups anyway: a statement alone costs nothing more.
                 result = try await writes.run { db in try await body(SQLStores(db: self.counted(db), dialect: self.dialect)) }
             case .postgres(let client, _):
-                result = try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
+                result = try await PostgresLease.with(client, watch: leases) { connection in
                     try await body(SQLStores(db: self.counted(connection.sql(queryLogLevel: nil)), dialect: self.dialect))
                 }
             }
@@ -183,7 +187,7 @@ public final class SQLPersistence: Persistence {
             // The queue's BEGIN and COMMIT are not counted: they are local calls, shared by a group.
             return try await writes.run { db in try await body(self.counted(db)) }
         case .postgres(let client, _):
-            return try await PostgresLease.with(client, wait: Self.leaseWait, progress: health) { connection in
+            return try await PostgresLease.with(client, watch: leases) { connection in
                 try await self.rawTransaction(self.counted(connection.sql(queryLogLevel: nil)), body)
             }
         }
