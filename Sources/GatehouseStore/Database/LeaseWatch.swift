@@ -4,10 +4,11 @@ import NIOPosix
 import Synchronization
 
 /// Every PostgreSQL lease still waiting for the pool, checked by one event-loop timer for all of them.
-/// A timer per lease had to be scheduled and cancelled from the request's thread, which wakes an event
-/// loop twice per statement: 5–8 % of a PostgreSQL read's CPU (`docs/benchmarks.md`). Registering here
-/// takes a lock; the timer runs only while some lease waits, every tenth of the wait, so a lease is given
-/// up between one and 1.1 waits after its check was due.
+/// A timer per lease had to be scheduled and cancelled from the request's thread for every read and
+/// transaction; registering here takes a lock. The whole lease costs 5–8 % of a PostgreSQL read's CPU,
+/// most of it the lease's own task; this watch took back a few per cent (`docs/benchmarks.md`). The
+/// timer runs only while some lease waits, every tenth of the wait, so a lease is given up between one
+/// and 1.1 waits after its check was due.
 ///
 /// The rule of each check is ``PostgresLease``'s: a lease whose wait is over is given up when the storage
 /// is failing, or at its third check when no statement succeeded meanwhile; one that saw others served

@@ -18,7 +18,7 @@ public final class SQLPersistence: Persistence {
     static let leaseWait: TimeAmount = .seconds(5)
     /// Storage faults answered as 503, logged once per episode.
     let health: StorageHealth
-    /// PostgreSQL leases waiting for the pool, given up after ``leaseWait``.
+    /// PostgreSQL leases waiting for the pool, given up by ``PostgresLease``'s rule over ``leaseWait``.
     let leases: LeaseWatch
     /// Every statement sent through the stores, reads, writes and transactions' BEGIN and COMMIT.
     public let statements = StatementCounter()
