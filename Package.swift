@@ -72,6 +72,8 @@ let package = Package(
         ),
         // One C function: SQLite's plan stability switch, which Swift cannot call (variadic).
         .target(name: "CSQLitePlanStability"),
+        // Hand-written: unmaps the clean code pages start-up left mapped (see its source).
+        .target(name: "CCodePages"),
         .target(
             name: "GatehouseStore",
             dependencies: [
@@ -98,7 +100,7 @@ let package = Package(
         .target(
             name: "GatehouseServer",
             dependencies: [
-                "GatehouseCore", "GatehouseAPI", "GatehouseStore", "GatehouseSMTP",
+                "GatehouseCore", "GatehouseAPI", "GatehouseStore", "GatehouseSMTP", "CCodePages",
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

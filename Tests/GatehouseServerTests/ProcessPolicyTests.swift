@@ -112,4 +112,60 @@ struct ProcessPolicyTests {
             #expect(!AllocatorPolicy.trim())
         #endif
     }
+
+    @Test(
+        "MEM-3: the code pages start-up left mapped leave the process's RSS when released, and the process runs on: its code faults back in"
+    )
+    func codePagesLeave() throws {
+        #if os(Linux)
+            func residentFileKiB() throws -> Int {
+                let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+                let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("RssFile:") })
+                return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+            }
+            let before = try residentFileKiB()
+            let release = try #require(CodePages.release())
+            let after = try residentFileKiB()
+            // Pages of 4 KiB; concurrent tests fault some back in between, hence half.
+            #expect(release.released * 4 > 8 * 1024)
+            #expect(before - after > release.released * 4 / 2)
+            // Code that ran before the release runs after it.
+            #expect(try residentFileKiB() > 0)
+        #else
+            #expect(CodePages.release() == nil)
+        #endif
+    }
+
+    @Test(
+        "MEM-4: the release keeps a private copy: of a file mapped privately, a page read is unmapped and reads the file again, a page written (then made read-only, as the loader does with relocations) keeps what was written"
+    )
+    func privateCopiesAreKept() throws {
+        #if os(Linux)
+            let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("mem4-\(UUID().uuidString)").path
+            try Data(repeating: 7, count: 3 * page).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let file = open(path, O_RDONLY)
+            try #require(file >= 0)
+            defer { close(file) }
+            let mapped = try #require(mmap(nil, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, file, 0))
+            try #require(mapped != MAP_FAILED)
+            defer { munmap(mapped, 3 * page) }
+            let bytes = mapped.assumingMemoryBound(to: UInt8.self)
+            #expect(bytes[0] == 7)  // page 0 read: a file page
+            bytes[page] = 9  // page 1 written: a private copy
+            try #require(mprotect(mapped, 3 * page, PROT_READ) == 0)  // page 2 never touched
+
+            let release = try #require(CodePages.releaseClean(mapped, length: 3 * page))
+            // Page 0, and page 2 too where the kernel mapped it around page 0's fault.
+            #expect((1...2).contains(release.released))
+            #expect(release.kept == 1)
+            #expect(bytes[page] == 9)
+            #expect(bytes[page + 1] == 7)
+            #expect(bytes[0] == 7)
+            #expect(bytes[2 * page] == 7)
+        #else
+            #expect(CodePages.release() == nil)
+        #endif
+    }
 }

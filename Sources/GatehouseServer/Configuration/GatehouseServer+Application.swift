@@ -41,6 +41,8 @@ extension GatehouseServer {
                     idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: backgroundServices,
+            // Start-up is over once the server listens: the code only it ran leaves the RSS.
+            onServerRunning: { _ in if maintenance { CodePages.release() } },
             logger: services.logger)
     }
 }
