@@ -187,7 +187,10 @@ let package = Package(
             dependencies: ["GatehouseCore", "GatehouseTesting", "Argon2"]),
         .testTarget(
             name: "GatehouseStoreTests",
-            dependencies: ["GatehouseStore", "GatehouseTesting", .product(name: "SQLKit", package: "sql-kit")]),
+            dependencies: [
+                "GatehouseStore", "GatehouseTesting", .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+            ]),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [

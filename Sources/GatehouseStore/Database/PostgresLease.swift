@@ -12,9 +12,9 @@ import Synchronization
 /// (No listed package bounds a pool lease. A task group racing a `Task.sleep` cost about 80 µs of CPU
 /// per request on `/v1/me`; a task of its own and a shared watch cost a fraction of that.)
 enum PostgresLease {
-    /// Whether the connection was handed over, and the watch's ticket once known (0 before).
+    /// Where the lease stands, and the watch's ticket once known (0 before).
     private final class Lease: Sendable {
-        let handed = Atomic<Bool>(false)
+        let state = LeaseState()
         let ticket = Atomic<UInt64>(0)
     }
 
@@ -27,18 +27,19 @@ enum PostgresLease {
         // so the lease runs in a task of its own that the watch may cancel.
         let work = Task {
             try await client.withConnection { connection in
-                lease.handed.store(true, ordering: .sequentiallyConsistent)
+                // Given up the instant before: the caller has its answer already, so the work must not run.
+                guard lease.state.hand() else { throw LeaseTimedOut() }
                 let ticket = lease.ticket.load(ordering: .sequentiallyConsistent)
                 if ticket != 0 { watch.handed(ticket) }
                 return try await body(connection)
             }
         }
         let ticket = watch.watch {
-            if !lease.handed.load(ordering: .sequentiallyConsistent) { work.cancel() }
+            if lease.state.giveUp() { work.cancel() }
         }
         lease.ticket.store(ticket, ordering: .sequentiallyConsistent)
         // Either the task saw the ticket or this sees the hand-over: the watch forgets it at once.
-        if lease.handed.load(ordering: .sequentiallyConsistent) { watch.handed(ticket) }
+        if lease.state.isHanded { watch.handed(ticket) }
         defer { watch.handed(ticket) }
         do {
             return try await withTaskCancellationHandler {
@@ -48,7 +49,7 @@ enum PostgresLease {
             }
         } catch {
             // Cancelled while still waiting for the pool, by the watch rather than by the caller.
-            if !lease.handed.load(ordering: .sequentiallyConsistent), !Task.isCancelled { throw LeaseTimedOut() }
+            if lease.state.isGivenUp, !Task.isCancelled { throw LeaseTimedOut() }
             throw error
         }
     }
