@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -40,10 +41,11 @@ struct LeaseStateTests {
         }
     }
 
-    /// Set while a lease's work holds the only connection, and opened to let it go.
+    /// Opened to let the holder's work go; how often work ran; whether the storage counts as failing.
     private final class Gate: Sendable {
         let open = Atomic<Bool>(false)
         let ran = Atomic<Int>(0)
+        let failing = Atomic<Bool>(false)
     }
 
     @Test(
@@ -67,18 +69,30 @@ struct LeaseStateTests {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let runner = Task { await client.run() }
         defer { runner.cancel() }
-        // The storage counts as failing, so a waiting lease is given up at its wait.
-        let watch = LeaseWatch(wait: .milliseconds(200), lastSuccess: { 0 }, failing: { true })
+        // Healthy (statements succeeding) while the holder connects, however long that takes on a busy
+        // machine; failing once it holds the connection, so a lease waiting then is given up at its wait.
         let gate = Gate()
+        let watch = LeaseWatch(
+            wait: .milliseconds(200),
+            lastSuccess: { gate.failing.load(ordering: .sequentiallyConsistent) ? 0 : DispatchTime.now().uptimeNanoseconds },
+            failing: { gate.failing.load(ordering: .sequentiallyConsistent) })
+        defer { gate.open.store(true, ordering: .sequentiallyConsistent) }
+        let deadline = ContinuousClock.now + .seconds(60)
 
         let holder = Task {
             try await PostgresLease.with(client, watch: watch) { connection in
                 gate.ran.add(1, ordering: .sequentiallyConsistent)
-                while !gate.open.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(10)) }
+                while !gate.open.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 return try await connection.query("SELECT 1", logger: logger).collect().count
             }
         }
-        while gate.ran.load(ordering: .sequentiallyConsistent) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        while gate.ran.load(ordering: .sequentiallyConsistent) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(gate.ran.load(ordering: .sequentiallyConsistent) == 1, "the holder never got the connection")
+        gate.failing.store(true, ordering: .sequentiallyConsistent)
 
         let started = ContinuousClock.now
         await #expect(throws: LeaseTimedOut.self) {

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAPI
 import JWTKit
+import NIOCore
 
 /// Issues and verifies access tokens (RFC 9068 JWTs, ES256 unless the client asks for RS256) and OIDC
 /// ID tokens (RS256 unless the client asks for ES256).
@@ -66,17 +67,28 @@ public struct AccessTokens: Sendable {
     /// r‖s for ES256, PKCS #1 v1.5 for RS256).
     public func sign(_ claims: some Encodable, typ: String, algorithm: SigningAlgorithm) throws -> String {
         let (kid, signer) = try keys.signer(algorithm)
-        let header = try Self.encoder.encode(SignedHeader(alg: algorithm.rawValue, kid: kid, typ: typ))
-        let payload = try Self.encoder.encode(claims)
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        let header = try JSONBodyWriter.body(SignedHeader(alg: algorithm.rawValue, kid: kid, typ: typ))
+        let payload: String
+        if let access = claims as? AccessTokenClaims, access.extra.isEmpty {
+            payload = Base64URL.encode(try JSONBodyWriter.body(access).readableBytesView)
+        } else {
+            payload = Base64URL.encode(try Self.encoder.encode(claims))
+        }
+        let signingInput = Base64URL.encode(header.readableBytesView) + "." + payload
         let signature = try signer.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }
 
-    private struct SignedHeader: Encodable {
+    private struct SignedHeader: JSONBodyEncodable {
         var alg: String
         var kid: String
         var typ: String
+
+        func writeMembers(to writer: inout JSONBodyWriter) throws {
+            writer.member("alg", alg)
+            writer.member("kid", kid)
+            writer.member("typ", typ)
+        }
     }
 
     /// Sorted keys: the same claims always make the same bytes.

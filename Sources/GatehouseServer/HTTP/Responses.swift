@@ -13,6 +13,17 @@ enum Responses {
     private static let pragma = HTTPField.Name("Pragma")!
 
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, noStore: Bool = false) throws -> Response {
+        Response(
+            status: status, headers: jsonHeaders(noStore: noStore), body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
+    }
+
+    /// The token, user and introspection answers, the hot ones: the same bytes, written without
+    /// Foundation's encoder (``JSONBodyWriter``).
+    static func json<T: JSONBodyEncodable>(_ value: T, status: HTTPResponse.Status = .ok, noStore: Bool = false) throws -> Response {
+        Response(status: status, headers: jsonHeaders(noStore: noStore), body: .init(byteBuffer: try JSONBodyWriter.body(value)))
+    }
+
+    private static func jsonHeaders(noStore: Bool) -> HTTPFields {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if noStore {
             // RFC 6749 §5.1: token responses must not be cached; neither may a user's own data (`/v1/me…`),
@@ -20,8 +31,7 @@ enum Responses {
             headers[.cacheControl] = "no-store"
             headers[pragma] = "no-cache"
         }
-        return Response(
-            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
+        return headers
     }
 
     /// A public document answered as is to everyone (discovery, the JWKS): built once, its headers and
