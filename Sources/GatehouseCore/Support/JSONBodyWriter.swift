@@ -2,14 +2,13 @@ import Foundation
 import GatehouseAPI
 import NIOCore
 
-/// A JSON object written straight into a response buffer, byte for byte what ``Responses``' encoder
+/// A JSON object written straight into a response buffer, byte for byte what the wire encoder
 /// (`WireCoding.encoder()`: sorted keys, unescaped slashes, ISO 8601 dates) writes for the same value.
 /// Foundation's `JSONEncoder` builds a tree of boxed values and sorts every object's keys again on
 /// each call: 11 % of a `/v1/me`'s CPU and 6 % of an introspection's went to it, and 5 % of a
-/// refresh's to its access token's claims. The wire types
-/// written here (``JSONBodyEncodable``) give their keys in sorted order themselves. Written by hand:
-/// no listed package encodes JSON; values this writer does not know (free-form metadata, arrays of
-/// objects) still go through the encoder, spliced in.
+/// refresh's to its access token's claims. The types written here (``JSONBodyEncodable``) list their
+/// keys in sorted order themselves. Written by hand: no listed package encodes JSON; values this
+/// writer does not know (free-form metadata, arrays of objects) still go through the encoder, spliced in.
 public struct JSONBodyWriter {
     public private(set) var buffer: ByteBuffer
     /// Whether the object being written has no member yet (no comma before the next key).
@@ -160,8 +159,8 @@ public struct JSONBodyWriter {
 }
 
 /// A wire type ``JSONBodyWriter`` writes without Foundation's encoder. Its members go in sorted key
-/// order and must be what its `Encodable` conformance writes; JB-1 compares the two for every such
-/// type with every field set.
+/// order and must be what its `Encodable` conformance writes; JB-1 to JB-3 compare the two for every
+/// such type with every field set.
 public protocol JSONBodyEncodable: Encodable {
     func writeMembers(to writer: inout JSONBodyWriter) throws
 }
