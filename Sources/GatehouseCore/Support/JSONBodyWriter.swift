@@ -80,6 +80,12 @@ public struct JSONBodyWriter {
         buffer.writeInteger(UInt8(ascii: "]"))
     }
 
+    /// An audience as the wire types write it: one value as a string, any other number as an array.
+    public mutating func member(_ name: StaticString, _ audience: Audience?) {
+        guard let audience else { return }
+        if audience.values.count == 1 { member(name, audience.values[0]) } else { member(name, audience.values) }
+    }
+
     public mutating func member<T: JSONBodyEncodable>(_ name: StaticString, _ value: T?) throws {
         guard let value else { return }
         key(name)

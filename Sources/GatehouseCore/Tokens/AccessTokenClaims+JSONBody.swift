@@ -8,7 +8,7 @@ extension AccessTokenClaims: JSONBodyEncodable {
         writer.member("acr", acr)
         try writer.encoded("act", act)
         writer.member("amr", amr)
-        if aud.values.count == 1 { writer.member("aud", aud.values[0]) } else { writer.member("aud", aud.values) }
+        writer.member("aud", aud)
         writer.member("auth_time", authTime)
         writer.member("client_id", clientID)
         try writer.member("cnf", cnf)

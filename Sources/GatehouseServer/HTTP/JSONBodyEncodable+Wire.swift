@@ -24,9 +24,7 @@ extension IntrospectionResponse: JSONBodyEncodable {
     public func writeMembers(to writer: inout JSONBodyWriter) throws {
         try writer.encoded("act", act)
         writer.member("active", active)
-        if let aud {
-            if aud.values.count == 1 { writer.member("aud", aud.values[0]) } else { writer.member("aud", aud.values) }
-        }
+        writer.member("aud", aud)
         writer.member("client_id", clientId)
         try writer.member("cnf", cnf)
         writer.member("exp", exp)
