@@ -115,6 +115,13 @@ public actor HookServer {
 
     public func requests(to path: String) -> [Received] { received.filter { $0.path == path } }
 
+    /// The requests received once there are at least `count`, or all of them when the wait gives up
+    /// (``eventually(within:every:_:)``). A caller that gave up waiting (a hook's timeout) may answer
+    /// before this server's handler has run, so a test waits for the request rather than counting at once.
+    public func received(atLeast count: Int) async throws -> [Received] {
+        try await eventually { received.count >= count ? received : nil } ?? received
+    }
+
     func markAnswered() { answered += 1 }
 
     public func stop() async {

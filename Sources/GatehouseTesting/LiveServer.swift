@@ -18,9 +18,13 @@ public struct LiveServer: Sendable {
             configure(&$0)
         }
         let running = Task { try await server.server.makeApplication().runService(gracefulShutdownSignals: []) }
-        for _ in 0..<100 {
-            if let answer = try? await NoRedirectHTTP.send("GET", URL(string: base + "/health/live")!), answer.status == 200 { break }
-            try await Task.sleep(for: .milliseconds(50))
+        do {
+            try await TestServer.waitUntilLive(URL(string: base)!)
+        } catch {
+            running.cancel()
+            _ = try? await running.value
+            await server.stop()
+            throw error
         }
         return LiveServer(server: server, base: base, running: running)
     }

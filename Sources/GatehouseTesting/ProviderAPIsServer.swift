@@ -28,10 +28,7 @@ public struct ProviderAPIsServer: Sendable {
         process.standardError = FileHandle.nullDevice
         try await Subprocess.launch(process)
         let server = ProviderAPIsServer(process: process, port: port)
-        for _ in 0..<100 {
-            if (try? await server.call("GET", "/_requests")) != nil { return server }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        if try await eventually({ (try? await server.call("GET", "/_requests")) != nil ? true : nil }) != nil { return server }
         kill(process.processIdentifier, SIGKILL)
         throw NotStarted()
     }

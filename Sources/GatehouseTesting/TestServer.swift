@@ -39,6 +39,12 @@ public struct TestServer: Sendable {
         configuration.publicURL = "http://127.0.0.1:8080"
         configuration.argon2 = testArgon2
         configuration.runOutboxDispatcher = false
+        // Production's timeouts (5 s for a provider, 15 s for a delivery) are shorter than a peer in
+        // this process or beside it may be starved for when the whole suite loads two cores: a late
+        // answer would fail a sign-in the test expects to pass, or leave a delivery for a retry that
+        // the test's stopped clock never makes due.
+        configuration.providerTimeout = .seconds(60)
+        configuration.deliveryTimeout = .seconds(60)
         configure(&configuration)
         var logger = Logger(label: "gatehouse-test")
         logger.logLevel = .critical
@@ -76,17 +82,27 @@ public struct TestServer: Sendable {
         }
     }
 
+    /// Returns once `base` answers `/health/live`, or throws when ``eventually(within:every:_:)`` gives
+    /// up: a body run before the server listens meets a closed port.
+    public static func waitUntilLive(_ base: URL) async throws {
+        let live: Bool? = try await eventually {
+            let answer = try? await NoRedirectHTTP.send("GET", base.appendingPathComponent("health/live"))
+            return answer?.status == 200 ? true : nil
+        }
+        if live == nil { throw NotLive(url: base) }
+    }
+
+    /// A live server did not answer within its deadline.
+    public struct NotLive: Error {
+        public var url: URL
+    }
+
     /// Serves the server on its configured port (its public URL) while `body` runs, then stops it.
     public func runLive(_ body: @escaping @Sendable (URL) async throws -> Void) async throws {
         let running = Task { [server] in try await server.makeApplication().runService(gracefulShutdownSignals: []) }
         let base = URL(string: server.configuration.publicURL)!
         do {
-            for _ in 0..<100 {
-                if let answer = try? await NoRedirectHTTP.send("GET", base.appendingPathComponent("health/live")), answer.status == 200 {
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            try await Self.waitUntilLive(base)
             try await HangWatch.track("\(directory.lastPathComponent): live body") { try await body(base) }
         } catch {
             running.cancel()

@@ -59,9 +59,8 @@ struct AuthClientTests {
             #expect(String(decoding: data, as: UTF8.self).contains("sdk@example.com"))
             try await client.signOut()
             #expect(client.state == .signedOut)
-            try await Task.sleep(for: .milliseconds(50))
+            let events = try await log.events(once: .signedOut(.userRequested))
             task.cancel()
-            let events = await log.events
             #expect(events.first == .current(.restoring))
             #expect(events.contains(.signedIn(user)))
             #expect(events.last == .signedOut(.userRequested))
@@ -127,9 +126,8 @@ struct AuthClientTests {
             }
             #expect(user.email == "restore@example.com")
             #expect(try await second.authorizedData(for: meRequest(base)).1.statusCode == 200)
-            try await Task.sleep(for: .milliseconds(50))
+            let events = try await log.events(once: .signedIn(user))
             task.cancel()
-            let events = await log.events
             #expect(events.first == .current(.restoring))
             #expect(events.dropFirst().first == .signedIn(user))
         }
@@ -153,9 +151,9 @@ struct AuthClientTests {
                 #expect(error.isSessionEnded)
             }
             #expect(phone.state == .signedOut)
-            try await Task.sleep(for: .milliseconds(50))
+            let events = try await log.events(once: .signedOut(.sessionRevoked))
             task.cancel()
-            #expect(await log.events.last == .signedOut(.sessionRevoked))
+            #expect(events.last == .signedOut(.sessionRevoked))
         }
     }
 

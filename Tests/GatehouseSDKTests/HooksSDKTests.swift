@@ -19,7 +19,9 @@ struct HooksSDKTests {
             }
             return .init(body: #"{"decision":"allow","app_metadata":{"plan":"trial"}}"#)
         }
-        let path = try writeHooksFile(["hooks": [["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"]]]])
+        let path = try writeHooksFile([
+            "hooks": [["url": "http://127.0.0.1:\(hooks.port)/hook", "points": ["signup"], "timeout_ms": 10000]]
+        ])
         let server = try await TestServer.startLive() { $0.hooksFile = path }
         try await server.createClient(id: "hooked-app", settings: ["email_verification=off"])
         try await withLiveServer(server) { base in

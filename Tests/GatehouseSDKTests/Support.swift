@@ -37,6 +37,12 @@ final class CountingTransport: HTTPTransport {
 actor EventLog {
     private(set) var events: [AuthEvent] = []
     func append(_ event: AuthEvent) { events.append(event) }
+
+    /// The events once `event` is among them (or when ``eventually(within:every:_:)`` gives up): the
+    /// copy runs in a task of its own, which a loaded machine may run late.
+    func events(once event: AuthEvent) async throws -> [AuthEvent] {
+        try await eventually { events.contains(event) ? events : nil } ?? events
+    }
 }
 
 func record(_ client: AuthClient) async -> (EventLog, Task<Void, Never>) {

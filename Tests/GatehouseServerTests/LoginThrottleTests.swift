@@ -1,5 +1,6 @@
 import Argon2
 import Foundation
+import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
 import HTTPTypes
@@ -59,36 +60,39 @@ struct LoginThrottleTests {
         }
     }
 
-    /// A server with one hashing thread and no queue, where an account locks after 3 failures: three
-    /// concurrent checks of `attempt` give the thread one and some 503s. Returns their statuses.
-    private static func threeAtOnceWithoutCapacity(
+    /// A server with one hashing place and no queue, where an account locks after 3 failures. Three
+    /// concurrent `attempt`s while the place is held (as a sign-in in progress holds it) are all
+    /// refused with 503; once it is free, one more wrong `attempt` is checked and counted. Then `body`.
+    private static func threeRefusedThenOneChecked(
         _ body: @escaping @Sendable (any TestClientProtocol, SignedIn) async throws -> Void,
         attempt: @escaping @Sendable (any TestClientProtocol, SignedIn, Int) async throws -> Int
     ) async throws {
         let server = try await TestServer.startOpen(.sqlite) {
             $0.hashingThreads = 1
             $0.hashingQueue = 0
-            $0.argon2 = .init(memoryKiB: 8192, iterations: 3, parallelism: 1)
             $0.maxFailuresPerAccount = 3
         }
         try await server.withRouter { client in
             let user = try await signUp(client)
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for i in 0..<3 { group.addTask { try await attempt(client, user, i) } }
-                return try await group.reduce(into: []) { $0.append($1) }
+            let statuses = try await server.services.hasher.whilePlaceHeld {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for i in 0..<3 { group.addTask { try await attempt(client, user, i) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
             }
-            #expect(statuses.contains(503), "no capacity refusal happened: \(statuses)")
-            #expect(statuses.filter { $0 == 503 }.count + statuses.filter { (400..<500).contains($0) }.count == 3, "\(statuses)")
+            #expect(statuses == [503, 503, 503], "\(statuses)")
+            // Had the three 503s been counted, the account would be at its limit and this would be 429.
+            let checked = try await attempt(client, user, 3)
+            #expect((400..<500).contains(checked) && checked != 429, "\(checked)")
             try await body(client, user)
         }
     }
 
     @Test("A sign-in refused for capacity (503) is not counted as a failure")
     func busyIsNotAFailure() async throws {
-        // Three wrong passwords at once.
-        try await Self.threeAtOnceWithoutCapacity(
+        try await Self.threeRefusedThenOneChecked(
             { client, user in
-                // Had the 503s been counted, the pair would be at its limit of 3 and this would be 429.
+                // One failure counted against a limit of 3: the right password still signs in.
                 let status = try await Self.right(client, user)
                 #expect(status == 200)
             }, attempt: { client, user, _ in try await Self.wrong(client, user.email) })
@@ -96,10 +100,9 @@ struct LoginThrottleTests {
 
     @Test("A password change whose current-password check is refused for capacity (503) is not counted as a failure")
     func busyPasswordChangeIsNotAFailure() async throws {
-        // Three wrong current passwords at once.
-        try await Self.threeAtOnceWithoutCapacity(
+        try await Self.threeRefusedThenOneChecked(
             { client, user in
-                // Had the 503s been counted, the account would be at its limit of 3 and this would be 429.
+                // One failure counted against a limit of 3: the right current password still changes it.
                 let changed = try await client.json(
                     .put, "/v1/me/password", ["current_password": user.password, "password": "a new long secret"], bearer: user.accessToken)
                 #expect(changed.status.code < 300, "\(changed.text)")

@@ -41,15 +41,12 @@ struct MockOIDCProvider {
         process.standardError = FileHandle.nullDevice
         try await Subprocess.launch(process)
         let provider = MockOIDCProvider(process: process, port: port)
-        for _ in 0..<100 {
-            if let (_, response) = try? await URLSession.shared.data(
-                from: URL(string: provider.issuer + "/.well-known/openid-configuration")!),
-                (response as? HTTPURLResponse)?.statusCode == 200
-            {
-                return provider
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        let discovery = URL(string: provider.issuer + "/.well-known/openid-configuration")!
+        let answered: Bool? = try await eventually {
+            let response = try? await URLSession.shared.data(from: discovery).1
+            return (response as? HTTPURLResponse)?.statusCode == 200 ? true : nil
         }
+        if answered != nil { return provider }
         kill(process.processIdentifier, SIGKILL)
         throw MockUnavailable()
     }

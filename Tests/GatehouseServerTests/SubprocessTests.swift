@@ -12,14 +12,14 @@ struct SubprocessTests {
         func childrenCanBeTerminated() async throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sleep")
-            process.arguments = ["60"]
+            process.arguments = ["600"]
             try await Subprocess.launch(process)
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
             let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
             let blocked = status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") }
             #expect(blocked.map { $0.split(separator: "\t").last.map(String.init) } == "0000000000000000")
             process.terminate()
-            for _ in 0..<250 where process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            _ = try await eventually { process.isRunning ? nil : true }
             #expect(!process.isRunning)
             #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGTERM)
         }

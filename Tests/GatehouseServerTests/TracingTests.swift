@@ -51,9 +51,9 @@ struct TracingTests {
         defer { if process.isRunning { process.terminate() } }
         // The first line on stdout names the default client it created (mail verification on).
         _ = await Subprocess.firstLine(stdout.fileHandleForReading)
-        for _ in 0..<200 {
-            if let answer = try? await NoRedirectHTTP.send("GET", URL(string: base + "/health/ready")!), answer.status == 200 { break }
-            try await Task.sleep(for: .milliseconds(50))
+        _ = try await eventually {
+            let answer = try? await NoRedirectHTTP.send("GET", URL(string: base + "/health/ready")!)
+            return answer?.status == 200 ? true : nil
         }
         // A client whose users sign in before verifying their address, made as an operator would.
         let clientID = "traced"
@@ -77,12 +77,10 @@ struct TracingTests {
 
         // Exported twice a second: wait for the hook's span, the last to end before the request's.
         var spans: [[String: Any]] = []
-        for _ in 0..<100 {
+        _ = try await eventually {
             spans = receiver.lines().filter { $0["traceId"] as? String == traceID }
-            if spans.contains(where: { ($0["kind"] as? Int) == 2 }) && spans.contains(where: { ($0["name"] as? String) == "hook signup" }) {
-                break
-            }
-            try await Task.sleep(for: .milliseconds(100))
+            let done = spans.contains { ($0["kind"] as? Int) == 2 } && spans.contains { ($0["name"] as? String) == "hook signup" }
+            return done ? true : nil
         }
         let refused = receiver.lines().compactMap { $0["refused"] as? String }
         #expect(refused.isEmpty, "the receiver refused: \(refused)")
@@ -103,11 +101,7 @@ struct TracingTests {
 
         // The webhook goes out later, from the outbox: its delivery is a trace of its own, and the
         // receiver gets that trace's traceparent.
-        var delivery: HookServer.Received?
-        for _ in 0..<100 where delivery == nil {
-            delivery = await hooks.received.first { $0.path == "/events" }
-            if delivery == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let delivery = try await eventually { await hooks.received.first { $0.path == "/events" } }
         let paths = await hooks.received.map(\.path)
         let outbox = try? await Subprocess.run(
             URL(fileURLWithPath: "/usr/bin/sqlite3"),
@@ -117,11 +111,7 @@ struct TracingTests {
             "no traceparent on the webhook call: \(paths), \(outbox?.output ?? ""), \(delivery?.headers ?? [:]); \((try? String(contentsOf: log, encoding: .utf8))?.suffix(1500) ?? "")"
         )
         let parts = webhookParent.split(separator: "-").map(String.init)
-        var webhookSpan: [String: Any]?
-        for _ in 0..<50 where webhookSpan == nil {
-            webhookSpan = receiver.lines().first { $0["name"] as? String == "webhook user.created" }
-            if webhookSpan == nil { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let webhookSpan = try await eventually { receiver.lines().first { $0["name"] as? String == "webhook user.created" } }
         #expect(parts.count == 4 && webhookSpan?["traceId"] as? String == parts[1] && webhookSpan?["spanId"] as? String == parts[2])
 
         let lines = (try String(contentsOf: log, encoding: .utf8)).split(separator: "\n").compactMap {
@@ -143,10 +133,11 @@ struct TracingTests {
         let loginCall = try #require(await hooks.received.first { $0.path == "/hook" && $0.json["type"] as? String == "login" })
         let loginParent = (loginCall.headers["traceparent"] ?? "").split(separator: "-").map(String.init)
         var loginSpans: [[String: Any]] = []
-        for _ in 0..<100 where loginParent.count == 4 {
-            loginSpans = receiver.lines().filter { $0["traceId"] as? String == loginParent[1] }
-            if loginSpans.contains(where: { ($0["kind"] as? Int) == 2 }) { break }
-            try await Task.sleep(for: .milliseconds(100))
+        if loginParent.count == 4 {
+            _ = try await eventually {
+                loginSpans = receiver.lines().filter { $0["traceId"] as? String == loginParent[1] }
+                return loginSpans.contains { ($0["kind"] as? Int) == 2 } ? true : nil
+            }
         }
         let loginServer = try #require(loginSpans.first { ($0["kind"] as? Int) == 2 }, "no server span for the login: \(loginSpans)")
         let loginHook = loginSpans.first { $0["name"] as? String == "hook login" }

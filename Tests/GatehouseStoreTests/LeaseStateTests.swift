@@ -94,13 +94,13 @@ struct LeaseStateTests {
         try #require(gate.ran.load(ordering: .sequentiallyConsistent) == 1, "the holder never got the connection")
         gate.failing.store(true, ordering: .sequentiallyConsistent)
 
-        let started = ContinuousClock.now
+        // Given up while the holder still holds the connection (it lets go only below): had the lease
+        // waited for it instead, it would have run its work and not thrown.
         await #expect(throws: LeaseTimedOut.self) {
             try await PostgresLease.with(client, watch: watch) { _ in
                 gate.ran.add(100, ordering: .sequentiallyConsistent)
             }
         }
-        #expect(ContinuousClock.now - started < .seconds(3))
         gate.open.store(true, ordering: .sequentiallyConsistent)
         #expect(try await holder.value == 1)
 

@@ -54,6 +54,9 @@ class TV(threading.Thread):
         super().__init__(daemon=True)
         self.issuer, self.client, self.started, self.early = issuer, client, started, early
         self.answers, self.result = [], None
+        # Seconds from sending the first early poll to the second's answer: on a machine loaded enough
+        # that this reaches the interval, the second poll was no longer too soon.
+        self.early_span = 0.0
 
     def poll(self):
         return requests.post(f"{self.issuer}/oauth/token", timeout=10, data={
@@ -64,8 +67,10 @@ class TV(threading.Thread):
         deadline = time.time() + self.started["expires_in"]
         if self.early:
             # Two polls at once: the second is too soon and must be told to slow down.
+            began = time.monotonic()
             for _ in range(2):
                 self.answers.append(self.poll().json().get("error"))
+            self.early_span = time.monotonic() - began
             if self.answers[-1] == "slow_down":
                 interval += 5
         while time.time() < deadline:
@@ -149,7 +154,9 @@ def main():
               f"the TV did not get tokens: {tv.result[1] if tv.result and tv.result[0] == 'error' else 'still polling'}")
         tokens = tv.result[1]
         check(tokens.get("refresh_token") and tokens.get("id_token") and tokens.get("access_token"), "the TV's answer lacks tokens")
-        check(tv.answers[:2] == ["authorization_pending", "slow_down"], f"the early polls heard {tv.answers[:2]}")
+        early_ok = tv.answers[:2] == ["authorization_pending", "slow_down"] or (
+            tv.answers[:2] == ["authorization_pending", "authorization_pending"] and tv.early_span >= first["interval"])
+        check(early_ok, f"the early polls heard {tv.answers[:2]} in {tv.early_span:.1f} s")
         again = TV(args.issuer, args.client, first).poll()
         check(again.json().get("error") == "invalid_grant", "the device code worked twice")
         me = requests.get(f"{args.issuer}/v1/me", headers={"Authorization": f"Bearer {tokens['access_token']}"}, timeout=10)

@@ -62,7 +62,7 @@ public struct GatehouseServer: Sendable {
             let services = CoreServices(
                 persistence: persistence, hasher: hasher, tokens: tokens, secret: secret, clock: clock,
                 settings: settings, logger: logger, hooks: Self.hooks(hooks, file: hooksFile, logger: logger),
-                social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient()),
+                social: SocialFederation(providers: socialProviders, fetcher: HTTPFederationClient(timeout: configuration.providerTimeout)),
                 // The second factors every server offers, unless a test brings its own.
                 assurance: assurance ?? FactorPolicy(smsAvailable: settings.smsAvailable),
                 factors: factors
@@ -70,13 +70,15 @@ public struct GatehouseServer: Sendable {
                         secret: secret, clock: clock, relyingParty: settings.passkeys.relyingParty(publicURL: settings.publicURL)),
                 refreshChains: chains, commonPasswords: try BundledPasswordList.load(),
                 passwordRange: configuration.passwordRangeURL.map {
-                    PasswordRangeService(baseURL: $0, http: HTTPFederationClient(), logger: logger)
+                    PasswordRangeService(baseURL: $0, http: HTTPFederationClient(timeout: configuration.providerTimeout), logger: logger)
                 }, botChallengeService: configuration.botChallenge)
             var transports = try transports ?? Self.transports(configuration, logger: logger)
             if let webhooks = hooksFile?.webhooks, !webhooks.isEmpty, transports[.webhook] == nil {
-                transports[.webhook] = WebhookTransport(webhooks: webhooks)
+                transports[.webhook] = WebhookTransport(webhooks: webhooks, timeout: configuration.deliveryTimeout)
             }
-            if transports[.logout] == nil { transports[.logout] = BackChannelLogoutTransport(tokens: tokens, clock: clock) }
+            if transports[.logout] == nil {
+                transports[.logout] = BackChannelLogoutTransport(tokens: tokens, clock: clock, timeout: configuration.deliveryTimeout)
+            }
             let created = try await ClientAdmin(persistence: persistence, clock: clock).ensureDefault()
             let delivery = OutboxDelivery(
                 services: services, renderer: templates, transports: transports)
@@ -158,7 +160,7 @@ public struct GatehouseServer: Sendable {
             transports[.email] = try SMTPMailTransport(url: smtp, from: configuration.mailFrom, logger: logger)
         }
         if let sms = configuration.smsURL {
-            transports[.sms] = try SMSGatewayTransport(url: sms)
+            transports[.sms] = try SMSGatewayTransport(url: sms, timeout: configuration.deliveryTimeout)
         }
         return transports
     }

@@ -69,6 +69,12 @@ public struct ServerConfiguration: Sendable {
     public var trustForwardedFor = false
     /// Seconds a connection may send nothing before it is closed.
     public var idleTimeout: TimeInterval = 60
+    /// How long one call to a sign-in provider or the password range service may take: a sign-in
+    /// waits for it.
+    public var providerTimeout: Duration = .seconds(5)
+    /// How long one delivery over HTTP (a webhook, a back-channel logout notice, a text through the
+    /// SMS gateway) may take before it counts as failed and is retried later.
+    public var deliveryTimeout: Duration = .seconds(15)
     /// Bearer token that `/metrics` requires; without one it answers only loopback callers that came
     /// through no proxy.
     public var metricsToken: String?

@@ -13,8 +13,10 @@ import NIOHTTP1
 struct SMSGatewayTransport: MessageTransport {
     let endpoint: String
     let authorization: String?
+    let timeout: Duration
 
-    init(url raw: String) throws {
+    init(url raw: String, timeout: Duration = .seconds(15)) throws {
+        self.timeout = timeout
         guard var components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(),
             ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty
         else { throw SMSGatewayError.invalidURL }
@@ -52,7 +54,7 @@ struct SMSGatewayTransport: MessageTransport {
         request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(Payload(to: message.recipient, body: message.text))))
         let response: HTTPClientResponse
         do {
-            response = try await HTTPClient.shared.execute(request, timeout: .seconds(15))
+            response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(timeout))
         } catch {
             throw DeliveryFailure(permanent: false, reason: "SMS gateway unreachable: \(type(of: error))")
         }

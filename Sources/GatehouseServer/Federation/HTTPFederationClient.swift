@@ -5,9 +5,11 @@ import NIOCore
 import NIOFoundationEssentialsCompat
 import NIOHTTP1
 
-/// Talks to providers: https only (http to this machine, for tests and sidecars), no redirects, 5 s
-/// and 256 KiB at most.
+/// Talks to providers: https only (http to this machine, for tests and sidecars), no redirects,
+/// `timeout` (5 s by default) and 256 KiB at most.
 struct HTTPFederationClient: FederationHTTP {
+    var timeout: Duration = .seconds(5)
+
     func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
         guard let parsed = URL(string: request.url), let host = parsed.host,
             parsed.scheme == "https" || (parsed.scheme == "http" && Loopback.contains(host))
@@ -20,7 +22,7 @@ struct HTTPFederationClient: FederationHTTP {
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let (status, body) = try await HookHTTPClient.send(
-            outgoing, operation: "provider " + host, timeout: .seconds(5), maxBytes: 256 * 1024)
+            outgoing, operation: "provider " + host, timeout: timeout, maxBytes: 256 * 1024)
         return (status, Data(buffer: body))
     }
 }
