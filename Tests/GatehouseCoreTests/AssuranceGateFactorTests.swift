@@ -77,7 +77,8 @@ extension AssuranceGateTests {
             return
         }
         let idp = TestIDTokenIssuer()
-        let core = try await CoreHarness.startWithFactors(social: Self.social(idp))
+        let clock = TestClock()
+        let core = try await CoreHarness.startWithFactors(social: Self.social(idp, clock: clock), clock: clock)
         defer { Task { await core.stop() } }
         try await core.createClient(
             id: "app", redirectURIs: [Self.redirect],

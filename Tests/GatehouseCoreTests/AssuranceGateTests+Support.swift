@@ -19,15 +19,16 @@ extension AssuranceGateTests {
 
     /// An OpenID provider that answers from memory (the `FederationHTTP` port), not the network: its
     /// keys, its token introspection and user info for a native access token, and its token endpoint
-    /// for the web flow.
-    static func social(_ idp: TestIDTokenIssuer) -> SocialFederation {
+    /// for the web flow, which mints at `clock`'s time: the harness's, so that however long a loaded
+    /// machine takes before the callback, the token is never from the harness's future.
+    static func social(_ idp: TestIDTokenIssuer, clock: TestClock) -> SocialFederation {
         let provider = SocialProvider(
             id: "local", kind: .oidc, issuers: [idp.issuer], jwksURI: ScriptedFederation.jwks, clientIDs: ["gate-app"],
             clientSecret: "gate-secret",
             endpoints: .init(
                 authorization: "https://idp.test/authorize", token: ScriptedFederation.token, userinfo: ScriptedFederation.userinfo,
                 introspection: ScriptedFederation.introspection))
-        return SocialFederation(providers: [provider], fetcher: ScriptedFederation(idp: idp))
+        return SocialFederation(providers: [provider], fetcher: ScriptedFederation(idp: idp, clock: clock))
     }
 
     /// The nonce the provider was asked for, from the URL the browser is sent to.
@@ -43,6 +44,7 @@ extension AssuranceGateTests {
         static let userinfo = "https://idp.test/userinfo"
         static let introspection = "https://idp.test/introspect"
         let idp: TestIDTokenIssuer
+        let clock: TestClock
 
         func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
             let form = Dictionary(
@@ -58,7 +60,7 @@ extension AssuranceGateTests {
             case Self.token:
                 let nonce = form["code"] ?? ""
                 let idToken = try idp.token(
-                    idp.claims(subject: "s-web", audience: "gate-app", nonce: nonce, email: "ida-web@example.com", now: Date()))
+                    idp.claims(subject: "s-web", audience: "gate-app", nonce: nonce, email: "ida-web@example.com", now: clock.now()))
                 return (200, Data(#"{"access_token": "at-web", "token_type": "Bearer", "id_token": "\#(idToken)"}"#.utf8))
             default: return (404, Data())
             }

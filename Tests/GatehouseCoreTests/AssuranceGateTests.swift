@@ -164,6 +164,7 @@ struct AssuranceGateTests {
     static func fixture(factor: String = "test") async throws -> Fixture {
         let policy = RequireTestFactor(clients: [], factor: factor)
         let idp = TestIDTokenIssuer()
+        let clock = TestClock()
         let core =
             factor == PasskeyFactor.factorID
             ? try await CoreHarness.start(
@@ -174,8 +175,9 @@ struct AssuranceGateTests {
                         PasskeyFactor(
                             secret: secret, relyingParty: PasskeySettings().relyingParty(publicURL: CoreHarness.publicURL), clock: clock),
                     ]
-                }, social: Self.social(idp))
-            : try await CoreHarness.start(assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp))
+                }, social: Self.social(idp, clock: clock), clock: clock)
+            : try await CoreHarness.start(
+                assurance: policy, factors: [TestSecondFactor()], social: Self.social(idp, clock: clock), clock: clock)
         try await core.createClient(
             id: "app", redirectURIs: [Self.redirect],
             settings: ["email_verification=off", "methods=password,email_otp,sms_otp", "social_providers=local", "anonymous=on"])

@@ -2,6 +2,7 @@ import Argon2
 import Foundation
 import GatehouseCore
 import GatehouseServer
+import GatehouseStore
 import GatehouseTesting
 import HTTPTypes
 import HummingbirdTesting
@@ -114,6 +115,41 @@ struct LoginThrottleTests {
                         bearer: user.accessToken
                     ).status.code)
             })
+    }
+
+    @Test(
+        "THR-4: a right password refused after its check is no failure: six sign-ins of an address not yet verified (403) and six that a storage fault ends in the sign-in's last transaction, against a limit of 3, never meet 429; a wrong password is still checked, and once the fault is gone the right one signs in"
+    )
+    func rightPasswordRefusedIsNotAFailure() async throws {
+        let server = try await TestServer.startOpen(.sqlite) { $0.maxFailuresPerAccount = 3 }
+        try await server.withRouter { client in
+            // The default client verifies addresses before it signs anyone in.
+            let waiting = "unverified@example.com"
+            let signup = try await client.json(.post, "/v1/signup", ["email": waiting, "password": "correct horse battery"])
+            #expect(signup.status == .created, "\(signup.text)")
+            for _ in 0..<6 {
+                let login = try await client.json(.post, "/v1/login", ["email": waiting, "password": "correct horse battery"])
+                #expect(login.status == .forbidden && login.string("code") == "email_not_verified", "\(login.text)")
+            }
+            #expect(try await Self.wrong(client, waiting) == 401)
+
+            // Recording the sign-in fails, after the password was checked: the transaction that would
+            // start the session rolls back, as a storage fault there would.
+            let user = try await signUp(client)
+            try await server.server.persistence.executeRaw([
+                """
+                CREATE TRIGGER injected_login_fault BEFORE UPDATE OF last_login_at ON users
+                BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END
+                """
+            ])
+            for _ in 0..<6 {
+                let status = try await Self.right(client, user)
+                #expect(status >= 500, "the injected fault did not end the sign-in: \(status)")
+            }
+            try await server.server.persistence.executeRaw(["DROP TRIGGER injected_login_fault"])
+            #expect(try await Self.wrong(client, user.email) == 401)
+            #expect(try await Self.right(client, user) == 200)
+        }
     }
 
     @Test("A stranger's guesses lock out the stranger's address, not the owner's; the backstop stops many addresses")

@@ -74,7 +74,7 @@ public struct FlowRunner: Sendable {
         if let action = strategy.botChallenge { try await services.botChallenge.require(action, client: client, meta: meta) }
         let hooks = services.hooks
         // The before-hook runs inside too: a place is held from the first count to the check.
-        let (changes, proof) = try await strategy.holdingCapacity { () async throws -> (HookChanges, S.Proof) in
+        let (admitted, changes, proof) = try await strategy.holdingCapacity { () async throws -> (S.Admitted, HookChanges, S.Proof) in
             let admitted = try await strategy.admit(submission, client: client, meta: meta, hooked: hooks.hasBeforeHooks)
             let hook = strategy.beforeHook(admitted)
             let changes: HookChanges
@@ -87,48 +87,66 @@ public struct FlowRunner: Sendable {
                 await strategy.abandon(admitted)
                 throw error
             }
-            return (changes, try await strategy.prove(submission, admitted: admitted, client: client, meta: meta))
+            return (admitted, changes, try await strategy.prove(submission, admitted: admitted, client: client, meta: meta))
         }
 
         let now = services.clock.now()
         let starter = services.starter
         let acceptTerms = request.acceptTerms
-        let (match, start, event) = try await services.persistence.transaction { stores -> (AccountMatch, SessionStart, HookEvent?) in
-            var match = try await strategy.account(for: proof, changes: changes, client: client, now: now, stores: stores)
-            guard match.user.state == .active else { throw GatehouseError.accountDisabled }
-            if client.settings.emailVerification == .required, !match.provesIdentifier, !match.user.emailVerified {
-                throw GatehouseError.emailNotVerified
-            }
-            if acceptTerms { try await TermsAcceptance.record(userID: match.user.id, client: client, at: now, stores: stores) }
-            let authentication = Authentication(
-                userID: match.user.id, amr: match.amr, isNew: match.isNew, credentialID: match.credentialID)
-            let start = try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
-            // A sign-in waiting for its second factor has not signed in yet; what it made or proved stands.
-            if start.isStarted {
-                try await stores.users.recordLogin(id: match.user.id, at: now)
-                match.user.lastLoginAt = now
-                if let metadata = changes.appMetadata, var current = try await stores.users.find(id: match.user.id) {
-                    current.appMetadata = (current.appMetadata ?? [:]).merging(metadata) { $1 }
-                    try await stores.users.update(current)
-                    match.user.appMetadata = current.appMetadata
+        let (match, start, event) = try await givingBackOnRefusal(strategy, admitted) {
+            try await services.persistence.transaction { stores -> (AccountMatch, SessionStart, HookEvent?) in
+                var match = try await strategy.account(for: proof, changes: changes, client: client, now: now, stores: stores)
+                guard match.user.state == .active else { throw GatehouseError.accountDisabled }
+                if client.settings.emailVerification == .required, !match.provesIdentifier, !match.user.emailVerified {
+                    throw GatehouseError.emailNotVerified
                 }
-            }
-            // Last before the commit: the throttle's counters are shared by every sign-in from the
-            // address, and holding them across the session's start queued those sign-ins (and the
-            // connections they hold) behind this one.
-            let throttle = services.throttle
-            guard start.isStarted || match.standsAlone || match.isNew else {
+                if acceptTerms { try await TermsAcceptance.record(userID: match.user.id, client: client, at: now, stores: stores) }
+                let authentication = Authentication(
+                    userID: match.user.id, amr: match.amr, isNew: match.isNew, credentialID: match.credentialID)
+                let start = try await starter.start(authentication, client: client, target: target, meta: meta, stores: stores)
+                // A sign-in waiting for its second factor has not signed in yet; what it made or proved stands.
+                if start.isStarted {
+                    try await stores.users.recordLogin(id: match.user.id, at: now)
+                    match.user.lastLoginAt = now
+                    if let metadata = changes.appMetadata, var current = try await stores.users.find(id: match.user.id) {
+                        current.appMetadata = (current.appMetadata ?? [:]).merging(metadata) { $1 }
+                        try await stores.users.update(current)
+                        match.user.appMetadata = current.appMetadata
+                    }
+                }
+                // Last before the commit: the throttle's counters are shared by every sign-in from the
+                // address, and holding them across the session's start queued those sign-ins (and the
+                // connections they hold) behind this one.
+                let throttle = services.throttle
+                guard start.isStarted || match.standsAlone || match.isNew else {
+                    if let attempt = match.attempt { try await throttle.succeeded(attempt, stores: stores) }
+                    return (match, start, nil)
+                }
+                let event = HookEvent(
+                    point: match.point, clientID: client.id, method: match.method, identifier: match.identifier, userID: match.user.id,
+                    meta: meta)
+                try await services.recordEvent(event, stores: stores)
                 if let attempt = match.attempt { try await throttle.succeeded(attempt, stores: stores) }
-                return (match, start, nil)
+                return (match, start, event)
             }
-            let event = HookEvent(
-                point: match.point, clientID: client.id, method: match.method, identifier: match.identifier, userID: match.user.id,
-                meta: meta)
-            try await services.recordEvent(event, stores: stores)
-            if let attempt = match.attempt { try await throttle.succeeded(attempt, stores: stores) }
-            return (match, start, event)
         }
         if let event { await hooks.after(event) }
         return SignedIn(started: try start.get(), user: match.user, client: client, isNew: match.isNew)
+    }
+
+    /// Runs the sign-in's last transaction. The credential was right by then, so whatever refuses the
+    /// sign-in there (the account's state, the client's rules, a storage fault) made no failed guess:
+    /// what the strategy counted goes back, or a person whose address is not yet verified would be
+    /// locked out (429) by their own right password. Only when the transaction fails: once it commits,
+    /// its own give-back (``LoginThrottle/succeeded(_:stores:)``) has run.
+    private func givingBackOnRefusal<S: SignInStrategy, T: Sendable>(
+        _ strategy: S, _ admitted: S.Admitted, _ transaction: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await transaction()
+        } catch {
+            await strategy.abandon(admitted)
+            throw error
+        }
     }
 }

@@ -30,8 +30,9 @@ public protocol SignInStrategy: Sendable {
     /// What the before-hook is told: never a secret, nor a value derived from one.
     func beforeHook(_ admitted: Admitted) -> SignInHook
 
-    /// A before-hook refused: what ``admit(_:client:meta:hooked:)`` counted is given back (a refusal is
-    /// no failed guess).
+    /// The sign-in ended without a failed guess (a before-hook refused, or the account's state, the
+    /// client's rules or a storage fault refused a right credential): what
+    /// ``admit(_:client:meta:hooked:)`` counted is given back.
     func abandon(_ admitted: Admitted) async
 
     /// Checks the submission. A wrong one throws, the same way whether or not its account exists.

@@ -120,10 +120,11 @@ struct StoredCredentialSignIn<Strategy: CredentialStrategy>: SignInStrategy {
                 throw GatehouseError.emailNotVerified
             }
         } catch {
-            // The secret was right: a counted attempt is not a failure.
+            // The secret was right: a counted attempt is not a failure, on the credential or the throttle.
             if reserved != nil {
                 _ = try? await services.persistence.transaction { try await $0.credentials.resetFailures(id: credential.id) }
             }
+            await abandon(admitted)
             throw error
         }
         return Proof(

@@ -13,31 +13,36 @@ public struct CoreHarness: Sendable {
 
     public static func start(
         hooks: [any FlowHook] = [], assurance: any AssurancePolicy = FirstFactorSuffices(), factors: [any SecondFactor] = [],
-        social: SocialFederation = SocialFederation(), configure: (inout CoreSettings) -> Void = { _ in }
+        social: SocialFederation = SocialFederation(), clock: TestClock = TestClock(),
+        configure: (inout CoreSettings) -> Void = { _ in }
     ) async throws
         -> CoreHarness
     {
-        try await make(hooks: hooks, assurance: assurance, factors: { _, _ in factors }, social: social, configure: configure)
+        try await make(
+            hooks: hooks, assurance: assurance, factors: { _, _ in factors }, social: social, clock: clock, configure: configure)
     }
 
     /// The server's own second factors and policy (an authenticator app, recovery codes,
     /// ``FactorPolicy``), as `GatehouseServer` runs them.
     public static func startWithFactors(
-        hooks: [any FlowHook] = [], social: SocialFederation = SocialFederation(), configure: (inout CoreSettings) -> Void = { _ in }
+        hooks: [any FlowHook] = [], social: SocialFederation = SocialFederation(), clock: TestClock = TestClock(),
+        configure: (inout CoreSettings) -> Void = { _ in }
     ) async throws -> CoreHarness {
         try await make(
             hooks: hooks, assurance: FactorPolicy(),
             factors: { secret, clock in SecondFactors.standard(secret: secret, clock: clock) },
-            social: social, configure: configure)
+            social: social, clock: clock, configure: configure)
     }
 
     /// Second factors made with the harness's own secret and clock (a passkey factor, whose challenges
     /// are keyed by the server secret), under `assurance`.
     public static func start(
         assurance: any AssurancePolicy, factors: @escaping (ServerSecret, any WallClock) -> [any SecondFactor],
-        social: SocialFederation = SocialFederation()
+        social: SocialFederation = SocialFederation(), clock: TestClock = TestClock()
     ) async throws -> CoreHarness {
-        try await make(hooks: [], assurance: assurance, factors: { secret, clock in factors(secret, clock) }, social: social) { _ in }
+        try await make(
+            hooks: [], assurance: assurance, factors: { secret, clock in factors(secret, clock) }, social: social, clock: clock
+        ) { _ in }
     }
 
     /// The public URL the harness's services run under, so a test can build what depends on it (the
@@ -46,13 +51,9 @@ public struct CoreHarness: Sendable {
 
     private static func make(
         hooks: [any FlowHook], assurance: any AssurancePolicy, factors: (ServerSecret, TestClock) -> [any SecondFactor],
-        social: SocialFederation, configure: (inout CoreSettings) -> Void
+        social: SocialFederation, clock: TestClock, configure: (inout CoreSettings) -> Void
     ) async throws -> CoreHarness {
         let persistence = InMemoryPersistence()
-        let clock = TestClock()
-        // A provider's token endpoint mints at real time (as ``TestServer`` explains): a clock that
-        // stood still while a loaded run starved the test would take its ID tokens for future ones.
-        if !social.providers.isEmpty { clock.followRealTime() }
         let secret = try ServerSecret(bytes: Array(repeating: 7, count: 32))
         let keys = SigningKeys(persistence: persistence, secret: secret, clock: clock)
         try await keys.load()
