@@ -2,7 +2,8 @@
 ///
 /// Tests wait for an outcome this way, not for a fixed time or a fixed number of tries: the whole
 /// suite on two cores stretches every step (single tests have taken 150 s there against 1 s alone),
-/// and a long deadline costs nothing when the outcome comes. It runs on the caller's actor (`isolation`), so an actor can wait on its own state.
+/// and a long deadline costs nothing when the outcome comes. It runs on the caller's actor
+/// (`isolation`), so an actor can wait on its own state.
 public func eventually<T>(
     isolation: isolated (any Actor)? = #isolation, within deadline: Duration = .seconds(120), every interval: Duration = .milliseconds(50),
     _ attempt: () async throws -> T?

@@ -18,7 +18,7 @@ struct BackChannelLogoutTransport: MessageTransport {
     static let lifetime = 120
     static let event = "http://schemas.openid.net/event/backchannel-logout"
 
-    init(tokens: AccessTokens, clock: any WallClock, timeout: Duration = .seconds(15)) {
+    init(tokens: AccessTokens, clock: any WallClock, timeout: Duration) {
         self.tokens = tokens
         self.clock = clock
         self.timeout = timeout

@@ -15,7 +15,7 @@ struct SMSGatewayTransport: MessageTransport {
     let authorization: String?
     let timeout: Duration
 
-    init(url raw: String, timeout: Duration = .seconds(15)) throws {
+    init(url raw: String, timeout: Duration) throws {
         self.timeout = timeout
         guard var components = URLComponents(string: raw), let scheme = components.scheme?.lowercased(),
             ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty

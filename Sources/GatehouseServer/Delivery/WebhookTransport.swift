@@ -13,7 +13,7 @@ struct WebhookTransport: MessageTransport {
     let secrets: [String: [WebhookSecret]]
     let timeout: Duration
 
-    init(webhooks: [HooksConfiguration.Webhook], timeout: Duration = .seconds(15)) {
+    init(webhooks: [HooksConfiguration.Webhook], timeout: Duration) {
         var secrets: [String: [WebhookSecret]] = [:]
         for webhook in webhooks { secrets[webhook.subscription.url] = webhook.secrets }
         self.secrets = secrets

@@ -6,9 +6,9 @@ import NIOFoundationEssentialsCompat
 import NIOHTTP1
 
 /// Talks to providers: https only (http to this machine, for tests and sidecars), no redirects,
-/// `timeout` (5 s by default) and 256 KiB at most.
+/// `timeout` (``ServerConfiguration/providerTimeout``) and 256 KiB at most.
 struct HTTPFederationClient: FederationHTTP {
-    var timeout: Duration = .seconds(5)
+    let timeout: Duration
 
     func send(_ request: FederationRequest) async throws -> (status: Int, body: Data) {
         guard let parsed = URL(string: request.url), let host = parsed.host,
